@@ -1,0 +1,284 @@
+#include "clhost.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CW_KERNEL_DIR
+#define CW_KERNEL_DIR "kernels"
+#endif
+
+static bool contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; ++hay) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            ++i;
+        if (i == n)
+            return true;
+    }
+    return n == 0;
+}
+
+static char *read_kernel(const char *name, char *msg, size_t msglen)
+{
+    const char *dir = getenv("CW_KERNEL_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : CW_KERNEL_DIR, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(msg, msglen, "cannot open %s", path);
+        return NULL;
+    }
+    char *buf = NULL;
+    long len = -1;
+    if (fseek(f, 0, SEEK_END) == 0)
+        len = ftell(f);
+    if (len >= 0 && fseek(f, 0, SEEK_SET) == 0)
+        buf = malloc((size_t)len + 1);
+    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (!buf) {
+        snprintf(msg, msglen, "cannot read %s", path);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+static cl_int pick_platform(cwh *h, const char *want, char *msg, size_t msglen)
+{
+    cl_platform_id ids[16];
+    cl_uint count = 0;
+    cl_int err = clGetPlatformIDs(16, ids, &count);
+    if (err != CL_SUCCESS || count == 0) {
+        snprintf(msg, msglen, "no OpenCL platform (clGetPlatformIDs: %d)", err);
+        return err != CL_SUCCESS ? err : CL_INVALID_PLATFORM;
+    }
+    if (count > 16)
+        count = 16;
+    if (!want)
+        want = getenv("CW_PLATFORM");
+    bool fallback = !want || !*want;
+    const char *pattern = fallback ? "Portable Computing Language" : want;
+    for (int pass = 0; pass < (fallback ? 2 : 1); ++pass) {
+        for (cl_uint i = 0; i < count; ++i) {
+            char name[128] = "";
+            clGetPlatformInfo(ids[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+            cl_uint ndev = 0;
+            if (clGetDeviceIDs(ids[i], CL_DEVICE_TYPE_ALL, 1, &h->device, &ndev) != CL_SUCCESS ||
+                ndev == 0)
+                continue;
+            if (pass == 1 || contains_nocase(name, pattern)) {
+                h->platform = ids[i];
+                return CL_SUCCESS;
+            }
+        }
+    }
+    snprintf(msg, msglen, "no OpenCL platform with a device matches \"%s\"", pattern);
+    return CL_INVALID_PLATFORM;
+}
+
+cl_int cwh_open(cwh *h, const char *platform, bool profiling, char *msg, size_t msglen)
+{
+    memset(h, 0, sizeof *h);
+    cl_int err = pick_platform(h, platform, msg, msglen);
+    if (err != CL_SUCCESS)
+        return err;
+    clGetPlatformInfo(h->platform, CL_PLATFORM_NAME, sizeof h->platform_name, h->platform_name,
+                      NULL);
+    clGetPlatformInfo(h->platform, CL_PLATFORM_VERSION, sizeof h->platform_version,
+                      h->platform_version, NULL);
+    clGetDeviceInfo(h->device, CL_DEVICE_NAME, sizeof h->device_name, h->device_name, NULL);
+    clGetDeviceInfo(h->device, CL_DEVICE_VERSION, sizeof h->device_version, h->device_version,
+                    NULL);
+    clGetDeviceInfo(h->device, CL_DRIVER_VERSION, sizeof h->driver_version, h->driver_version,
+                    NULL);
+
+    h->context = clCreateContext(NULL, 1, &h->device, NULL, NULL, &err);
+    if (err != CL_SUCCESS) {
+        snprintf(msg, msglen, "clCreateContext: %d", err);
+        goto fail;
+    }
+    h->queue = clCreateCommandQueue(h->context, h->device,
+                                    profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    if (err != CL_SUCCESS) {
+        snprintf(msg, msglen, "clCreateCommandQueue: %d", err);
+        goto fail;
+    }
+    char *src[2] = {read_kernel("saxpy.cl", msg, msglen), NULL};
+    if (src[0])
+        src[1] = read_kernel("busy.cl", msg, msglen);
+    if (!src[0] || !src[1]) {
+        free(src[0]);
+        err = CL_INVALID_VALUE;
+        goto fail;
+    }
+    h->program = clCreateProgramWithSource(h->context, 2, (const char **)src, NULL, &err);
+    free(src[0]);
+    free(src[1]);
+    if (err != CL_SUCCESS) {
+        snprintf(msg, msglen, "clCreateProgramWithSource: %d", err);
+        goto fail;
+    }
+    err = clBuildProgram(h->program, 1, &h->device, "", NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char log[2048] = "";
+        clGetProgramBuildInfo(h->program, h->device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+        snprintf(msg, msglen, "clBuildProgram: %d: %s", err, log);
+        goto fail;
+    }
+    h->saxpy = clCreateKernel(h->program, "saxpy", &err);
+    if (err == CL_SUCCESS)
+        h->busy = clCreateKernel(h->program, "busy", &err);
+    if (err != CL_SUCCESS) {
+        snprintf(msg, msglen, "clCreateKernel: %d", err);
+        goto fail;
+    }
+    return CL_SUCCESS;
+fail:
+    cwh_close(h);
+    return err;
+}
+
+void cwh_close(cwh *h)
+{
+    if (h->queue)
+        clFinish(h->queue);
+    if (h->busy)
+        clReleaseKernel(h->busy);
+    if (h->saxpy)
+        clReleaseKernel(h->saxpy);
+    if (h->program)
+        clReleaseProgram(h->program);
+    if (h->queue)
+        clReleaseCommandQueue(h->queue);
+    if (h->context)
+        clReleaseContext(h->context);
+    memset(h, 0, sizeof *h);
+}
+
+cl_int cwh_saxpy_init(cwh *h, cwh_saxpy *s, cl_uint n)
+{
+    cl_int err;
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    float *host = malloc(sizeof(float) * n);
+    if (!host)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint i = 0; i < n; ++i)
+        host[i] = (float)i;
+    s->x = clCreateBuffer(h->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof(float) * n,
+                          host, &err);
+    if (err == CL_SUCCESS) {
+        for (cl_uint i = 0; i < n; ++i)
+            host[i] = 1.0f;
+        s->y = clCreateBuffer(h->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                              sizeof(float) * n, host, &err);
+    }
+    free(host);
+    if (err != CL_SUCCESS)
+        cwh_saxpy_free(s);
+    return err;
+}
+
+cl_int cwh_saxpy_enqueue(cwh *h, cwh_saxpy *s, float a, cl_uint num_wait, const cl_event *wait,
+                         cl_event *event)
+{
+    cl_int err = clSetKernelArg(h->saxpy, 0, sizeof a, &a);
+    err |= clSetKernelArg(h->saxpy, 1, sizeof s->x, &s->x);
+    err |= clSetKernelArg(h->saxpy, 2, sizeof s->y, &s->y);
+    err |= clSetKernelArg(h->saxpy, 3, sizeof s->n, &s->n);
+    if (err != CL_SUCCESS)
+        return CL_INVALID_KERNEL_ARGS;
+    size_t global = s->n;
+    return clEnqueueNDRangeKernel(h->queue, h->saxpy, 1, NULL, &global, NULL, num_wait, wait,
+                                  event);
+}
+
+cl_int cwh_saxpy_check(cwh *h, cwh_saxpy *s, float a, unsigned launches, size_t *mismatches)
+{
+    float *y = malloc(sizeof(float) * s->n);
+    if (!y)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBuffer(h->queue, s->y, CL_TRUE, 0, sizeof(float) * s->n, y, 0,
+                                     NULL, NULL);
+    size_t bad = 0;
+    for (cl_uint i = 0; err == CL_SUCCESS && i < s->n; ++i) {
+        /* Accumulated in float on the device, so compare with a relative bound. */
+        double want = 1.0 + (double)launches * a * (double)i;
+        if (fabs(y[i] - want) > 1e-5 * fabs(want) + 1e-6 * launches)
+            ++bad;
+    }
+    free(y);
+    *mismatches = bad;
+    return err;
+}
+
+void cwh_saxpy_free(cwh_saxpy *s)
+{
+    if (s->x)
+        clReleaseMemObject(s->x);
+    if (s->y)
+        clReleaseMemObject(s->y);
+    s->x = s->y = NULL;
+}
+
+cl_int cwh_busy_init(cwh *h, cwh_busy *b, size_t global)
+{
+    cl_int err;
+    b->global = global;
+    b->out = clCreateBuffer(h->context, CL_MEM_WRITE_ONLY, sizeof(float) * global, NULL, &err);
+    return err;
+}
+
+cl_int cwh_busy_enqueue(cwh *h, cwh_busy *b, cl_uint iters, cl_uint num_wait,
+                        const cl_event *wait, cl_event *event)
+{
+    cl_int err = clSetKernelArg(h->busy, 0, sizeof b->out, &b->out);
+    err |= clSetKernelArg(h->busy, 1, sizeof iters, &iters);
+    if (err != CL_SUCCESS)
+        return CL_INVALID_KERNEL_ARGS;
+    return clEnqueueNDRangeKernel(h->queue, h->busy, 1, NULL, &b->global, NULL, num_wait, wait,
+                                  event);
+}
+
+cl_int cwh_busy_check(cwh *h, cwh_busy *b, size_t *mismatches)
+{
+    float *out = malloc(sizeof(float) * b->global);
+    if (!out)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBuffer(h->queue, b->out, CL_TRUE, 0, sizeof(float) * b->global, out,
+                                     0, NULL, NULL);
+    size_t bad = 0;
+    for (size_t i = 0; err == CL_SUCCESS && i < b->global; ++i)
+        if (fabsf(out[i] - 2.0f) > 1e-6f)
+            ++bad;
+    free(out);
+    *mismatches = bad;
+    return err;
+}
+
+void cwh_busy_free(cwh_busy *b)
+{
+    if (b->out)
+        clReleaseMemObject(b->out);
+    b->out = NULL;
+}
+
+cl_int cwh_event_runtime_ns(cl_event event, cl_ulong *ns)
+{
+    cl_ulong start = 0, end = 0;
+    cl_int err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start,
+                                         NULL);
+    if (err == CL_SUCCESS)
+        err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+    *ns = end > start ? end - start : 0;
+    return err;
+}

@@ -1,0 +1,69 @@
+/*
+ * OpenCL host set-up shared by cw's tests, example and benchmark: pick a
+ * platform, build the kernels in kernels/, and enqueue saxpy or the
+ * compute-bound kernel. It never waits: waiting is cw's job.
+ */
+#ifndef CW_CLHOST_H
+#define CW_CLHOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "cw/opencl.h"
+
+typedef struct cwh {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel saxpy;
+    cl_kernel busy;
+    char platform_name[128];
+    char platform_version[128];
+    char device_name[256];
+    char device_version[128];
+    char driver_version[128];
+} cwh;
+
+/*
+ * Open the first platform whose name contains `platform` (case-insensitive;
+ * NULL: $CW_PLATFORM, else "Portable Computing Language", else the first
+ * platform with a device), its first device, a context, an in-order queue
+ * (with profiling when asked) and the kernels. On failure returns the OpenCL
+ * error (or CL_INVALID_PLATFORM when no platform matches) and writes a
+ * message to `msg`.
+ */
+cl_int cwh_open(cwh *h, const char *platform, bool profiling, char *msg, size_t msglen);
+void cwh_close(cwh *h);
+
+/* saxpy over n floats: x[i] = i, y[i] = 1, so after k launches with factor a, y[i] = 1 + k*a*i. */
+typedef struct cwh_saxpy {
+    cl_mem x, y;
+    cl_uint n;
+} cwh_saxpy;
+
+cl_int cwh_saxpy_init(cwh *h, cwh_saxpy *s, cl_uint n);
+/* Enqueues without flushing. */
+cl_int cwh_saxpy_enqueue(cwh *h, cwh_saxpy *s, float a, cl_uint num_wait, const cl_event *wait,
+                         cl_event *event);
+/* Reads y back and counts elements that differ from 1 + launches*a*i (relative 1e-5). */
+cl_int cwh_saxpy_check(cwh *h, cwh_saxpy *s, float a, unsigned launches, size_t *mismatches);
+void cwh_saxpy_free(cwh_saxpy *s);
+
+/* busy.cl: `global` work-items, each running `iters` dependent FMAs. */
+typedef struct cwh_busy {
+    cl_mem out;
+    size_t global;
+} cwh_busy;
+
+cl_int cwh_busy_init(cwh *h, cwh_busy *b, size_t global);
+cl_int cwh_busy_enqueue(cwh *h, cwh_busy *b, cl_uint iters, cl_uint num_wait,
+                        const cl_event *wait, cl_event *event);
+/* Counts work-items whose result is not 2.0f (valid for iters >= 64). */
+cl_int cwh_busy_check(cwh *h, cwh_busy *b, size_t *mismatches);
+void cwh_busy_free(cwh_busy *b);
+
+/* Kernel run time from event profiling, in ns (queue opened with profiling). */
+cl_int cwh_event_runtime_ns(cl_event event, cl_ulong *ns);
+
+#endif

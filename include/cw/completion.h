@@ -1,0 +1,91 @@
+/* cw layer 5: completion, one per awaited event, signalled exactly once. */
+#ifndef CW_COMPLETION_H
+#define CW_COMPLETION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "cw/common.h"
+#include "cw/opencl.h"
+#include "cw/parker.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Lifetime rule. A completion is a slot of a process-wide pool; slots are
+ * recycled, never freed. The signalling side (an OpenCL callback on a driver
+ * thread, or any thread holding a token) does not point at the slot: it holds
+ * a token = (slot index, generation). Signalling first claims the slot with
+ * one compare-and-swap on that exact generation, so
+ * - a slot is signalled at most once per generation;
+ * - a waiter that gives up (timeout, failed command) disarms its generation
+ *   and recycles the slot at once; a callback that runs later, or never (PoCL
+ *   3.1 fires no CL_COMPLETE callback for a failed command), finds a stale
+ *   generation and touches nothing but the slot's ticket word, which is never
+ *   freed. Nothing leaks, nothing is used after it was given back.
+ */
+typedef struct cw_completion cw_completion;
+
+/* How the signalling side wakes the waiter. */
+typedef enum cw_completion_kind {
+    /* cw's default: yielding spin lock, waiters woken after the lock is released. */
+    CW_COMPLETION_YIELD = 0,
+    /* yielding spin lock, waiters woken while it is still held (the seed's fix). */
+    CW_COMPLETION_YIELD_WAKE_LOCKED,
+    /* never-yielding spin lock, woken while held: lock-holder preemption, for the benchmark. */
+    CW_COMPLETION_NOYIELD_WAKE_LOCKED,
+    /* pthread mutex and condition variable: an outside reference. */
+    CW_COMPLETION_PTHREAD,
+    CW_COMPLETION_KIND_COUNT
+} cw_completion_kind;
+
+/* Take an armed completion from the pool. CW_ERR_NO_MEMORY when none can be had. */
+CW_API int cw_completion_acquire(cw_completion_kind kind, cw_completion **out);
+
+/* The token the signalling side passes to cw_completion_signal_token. */
+CW_API uintptr_t cw_completion_token(const cw_completion *c);
+
+/*
+ * Signal the completion identified by `token` with `status`. Returns true if
+ * this call signalled it, false if the token is stale (the waiter gave up) or
+ * it was already signalled. Safe from any thread, at any time, any number of
+ * times.
+ */
+CW_API bool cw_completion_signal_token(uintptr_t token, int32_t status);
+
+/*
+ * Register the completion as a CL_COMPLETE callback on `event`. The callback
+ * may run before this returns (inline, when the event already completed).
+ * Returns 0, CW_ERR_INVALID_EVENT, or CW_ERR_OPENCL with the OpenCL error in
+ * *cl_error (when not NULL).
+ */
+CW_API int cw_completion_attach(cw_completion *c, cl_event event, cl_int *cl_error);
+
+/*
+ * Wait until signalled or the deadline passes, parking on `parker`. Returns 0
+ * when signalled, CW_ERR_TIMEOUT otherwise (the completion stays armed).
+ */
+CW_API int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns);
+
+/* Whether it was signalled (a snapshot; true is final). */
+CW_API bool cw_completion_is_signalled(const cw_completion *c);
+
+/* The status passed to the signal; meaningful once signalled. */
+CW_API int32_t cw_completion_status(const cw_completion *c);
+
+/*
+ * Give the completion back. If it is still armed it is disarmed first, and a
+ * later signal is ignored. If a signal was claimed but has not finished
+ * landing, this waits for it (a bounded wait: the signaller is running).
+ * Returns true if the completion had been signalled.
+ */
+CW_API bool cw_completion_release(cw_completion *c);
+
+/* Slots currently handed out (for leak checks in tests). */
+CW_API unsigned cw_completion_outstanding(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,70 @@
+/* cw layer 4: condition variable on the yielding spin lock. */
+#ifndef CW_COND_H
+#define CW_COND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "cw/common.h"
+#include "cw/parker.h"
+#include "cw/spinlock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A waiter's queue entry. It lives on the waiter's stack for one wait. */
+typedef struct cw_cond_waiter {
+    struct cw_cond_waiter *next;
+    struct cw_cond_waiter *prev;
+    cw_parker *parker;
+    bool notified; /* set under the lock by the notifier that dequeued it */
+} cw_cond_waiter;
+
+/* FIFO of waiters, protected by the spin lock the caller pairs it with. */
+typedef struct cw_cond {
+    cw_cond_waiter *head;
+    cw_cond_waiter *tail;
+} cw_cond;
+
+#define CW_COND_INITIALIZER {0, 0}
+
+CW_API void cw_cond_init(cw_cond *cond);
+
+/*
+ * Called with `lock` held: queue the caller, release the lock, park on
+ * `parker` until notified or `deadline_ns` (CW_DEADLINE_NONE: no deadline),
+ * retake the lock. Returns 0 when notified (or on a spurious wake-up: re-check
+ * the predicate), CW_ERR_TIMEOUT when the deadline passed first. A
+ * notification that races with the timeout wins: it is never lost.
+ *
+ * `parker` must serve only this wait while it lasts; the wait consumes every
+ * token addressed to it before returning, so the parker can be reused or freed.
+ */
+CW_API int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker,
+                        uint64_t deadline_ns);
+
+/*
+ * Wake after releasing: called with `lock` held, dequeue the waiter(s),
+ * release the lock, then unpark. A woken waiter that runs at once, even on
+ * the notifier's CPU, finds the lock free: no lock-holder preemption window.
+ * Return with the lock released. cw uses these.
+ */
+CW_API void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock);
+CW_API void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock);
+
+/*
+ * Wake while holding: the classic order, called and returning with the lock
+ * held. A waiter woken onto the notifier's CPU may preempt it and spin on the
+ * lock it still holds; with a yielding lock that costs a yield, with a
+ * never-yielding lock a time slice. Kept for the benchmark's comparison.
+ */
+CW_API void cw_cond_notify_one(cw_cond *cond);
+CW_API void cw_cond_notify_all(cw_cond *cond);
+
+/* Whether any waiter is queued (caller holds the lock). */
+CW_API bool cw_cond_has_waiters(const cw_cond *cond);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,66 @@
+/* cw layer 3: parker, how a waiter sleeps and is woken. */
+#ifndef CW_PARKER_H
+#define CW_PARKER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include "cw/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A parker holds at most one wake-up token. unpark() deposits the token (a
+ * second unpark before the next park is absorbed); park() consumes it,
+ * sleeping until it arrives or the deadline passes.
+ *
+ * The ops table is the seam for embedding: the default implementation parks
+ * an OS thread on a futex; a language runtime can supply ops that suspend a
+ * task, and an event loop ops that signal a file descriptor, without any
+ * change to the layers above.
+ *
+ * Contract for implementations:
+ * - park(p, deadline) returns 0 only once it consumed a token, or
+ *   CW_ERR_TIMEOUT when the deadline (CLOCK_MONOTONIC ns, CW_DEADLINE_NONE
+ *   for none) passed first. Signals and spurious wake-ups are absorbed inside
+ *   park: the condition layer counts on 0 meaning "the token was taken".
+ * - unpark(p) may run on any thread, concurrently with park. Once the token
+ *   is visible the owner may return from park and free the parker, so unpark
+ *   must not touch the parker's memory after publishing the token (a futex
+ *   wake on its address is fine: the kernel only hashes the address).
+ * - Only one thread parks on a parker at a time.
+ */
+typedef struct cw_parker cw_parker;
+
+typedef struct cw_parker_ops {
+    int (*park)(cw_parker *parker, uint64_t deadline_ns);
+    void (*unpark)(cw_parker *parker);
+} cw_parker_ops;
+
+struct cw_parker {
+    const cw_parker_ops *ops;
+};
+
+static inline int cw_park(cw_parker *parker, uint64_t deadline_ns)
+{
+    return parker->ops->park(parker, deadline_ns);
+}
+
+static inline void cw_unpark(cw_parker *parker)
+{
+    parker->ops->unpark(parker);
+}
+
+/* The default parker: one futex word per waiter. Embed it and pass &fp->parker. */
+typedef struct cw_futex_parker {
+    cw_parker parker;
+    atomic_int state; /* -1 parked, 0 empty, 1 token */
+} cw_futex_parker;
+
+CW_API void cw_futex_parker_init(cw_futex_parker *fp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

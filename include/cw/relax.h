@@ -1,0 +1,62 @@
+/* cw layer 1: relax and delay. */
+#ifndef CW_RELAX_H
+#define CW_RELAX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "cw/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One CPU pause hint (x86 `pause`, arm64 `yield`): cheaper for the sibling
+ * hyperthread and the memory system than a bare load loop. */
+CW_API void cw_relax(void);
+
+/*
+ * Bounded exponential spin: round k spins 2^k pauses. After
+ * CW_BACKOFF_ROUNDS rounds (1 + 2 + ... + 64 = 127 pauses, a few
+ * microseconds) cw_backoff_spin stops spinning and returns false, telling the
+ * caller that spinning has stopped paying and it should yield or sleep.
+ */
+#define CW_BACKOFF_ROUNDS 7u
+
+typedef struct cw_backoff {
+    uint32_t round;
+} cw_backoff;
+
+#define CW_BACKOFF_INITIALIZER {0}
+
+/* Spin the next round; false (without spinning) once the budget is spent. */
+CW_API bool cw_backoff_spin(cw_backoff *backoff);
+
+/*
+ * Delays at or below this many nanoseconds are spun (checking the monotonic
+ * clock between pause batches); longer ones sleep. 10 µs is about the cost of
+ * a context switch here, so a sleep shorter than that cannot give any useful
+ * time to another thread (CoreCLR's minipal_microdelay uses the same bound).
+ */
+#define CW_MICRODELAY_SPIN_NS 10000u
+
+/*
+ * Wait about `ns` nanoseconds. Sleeps use an absolute deadline, so a signal
+ * (EINTR) restarts the sleep without adding to it: the only overshoot is the
+ * kernel's own wake-up latency and the thread's timer slack.
+ */
+CW_API void cw_microdelay(uint64_t ns);
+
+/*
+ * Per-thread timer slack (prctl PR_SET_TIMERSLACK): Linux may defer a
+ * sleeping thread's wake-up by up to this many nanoseconds (50 µs by default)
+ * to batch wake-ups. cw_timerslack_set stores the previous value in *old_ns
+ * when old_ns is not NULL. Setting 0 restores the thread's default slack.
+ * Both return 0 or CW_ERR_UNSUPPORTED where the call fails.
+ */
+CW_API int cw_timerslack_get(uint64_t *ns);
+CW_API int cw_timerslack_set(uint64_t ns, uint64_t *old_ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

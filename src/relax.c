@@ -1,0 +1,111 @@
+/* Layer 1: relax and delay. */
+#include "cw/relax.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+void cw_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+bool cw_backoff_spin(cw_backoff *backoff)
+{
+    if (backoff->round >= CW_BACKOFF_ROUNDS)
+        return false;
+    for (uint32_t i = 0, n = 1u << backoff->round; i < n; ++i)
+        cw_relax();
+    backoff->round++;
+    return true;
+}
+
+void cw_microdelay(uint64_t ns)
+{
+    uint64_t deadline = cw_deadline_after_ns(ns);
+    if (ns <= CW_MICRODELAY_SPIN_NS) {
+        /* Too short for a sleep to free the CPU for anyone: spin, reading the
+         * clock once per batch of pauses to keep the clock's cost small. */
+        while (cw_now_ns() < deadline)
+            for (int i = 0; i < 16; ++i)
+                cw_relax();
+        return;
+    }
+    /* An absolute deadline makes a restart after EINTR sleep only the rest. */
+    struct timespec ts = cw__timespec(deadline);
+    int rc;
+    while ((rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR)
+        ;
+    if (rc != 0)
+        cw__die("clock_nanosleep", rc);
+}
+
+int cw_timerslack_get(uint64_t *ns)
+{
+    if (!ns)
+        return CW_ERR_INVALID_ARGUMENT;
+    int r = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (r < 0)
+        return CW_ERR_UNSUPPORTED;
+    *ns = (uint64_t)(unsigned)r;
+    return CW_OK;
+}
+
+int cw_timerslack_set(uint64_t ns, uint64_t *old_ns)
+{
+    uint64_t old = 0;
+    if (cw_timerslack_get(&old) != CW_OK)
+        return CW_ERR_UNSUPPORTED;
+    if (prctl(PR_SET_TIMERSLACK, (unsigned long)ns, 0, 0, 0) != 0)
+        return errno == EINVAL ? CW_ERR_INVALID_ARGUMENT : CW_ERR_UNSUPPORTED;
+    if (old_ns)
+        *old_ns = old;
+    return CW_OK;
+}
+
+_Noreturn void cw__die(const char *what, int err)
+{
+    fprintf(stderr, "cw: %s failed: %s\n", what, strerror(err));
+    abort();
+}
+
+#ifdef CW_INJECT_DELAYS
+#include <sched.h>
+void cw__inject_delay(void)
+{
+    /* A cheap per-thread xorshift: no locks, no shared state to perturb. */
+    static _Thread_local uint32_t x = 0;
+    if (x == 0)
+        x = (uint32_t)(uintptr_t)&x | 1u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    switch (x & 15u) {
+    case 0:
+        sched_yield();
+        break;
+    case 1:
+    case 2:
+        for (uint32_t i = 0, n = (x >> 8) & 255u; i < n; ++i)
+            cw_relax();
+        break;
+    default:
+        break;
+    }
+}
+#endif
