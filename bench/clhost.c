@@ -10,12 +10,12 @@
 #define CW_KERNEL_DIR "kernels"
 #endif
 
-static bool contains_nocase(const char *hay, const char *needle)
-{
+static bool contains_nocase(const char *hay, const char *needle) {
     size_t n = strlen(needle);
     for (; *hay; ++hay) {
         size_t i = 0;
-        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
             ++i;
         if (i == n)
             return true;
@@ -23,8 +23,7 @@ static bool contains_nocase(const char *hay, const char *needle)
     return n == 0;
 }
 
-static char *read_kernel(const char *name, char *msg, size_t msglen)
-{
+static char *read_kernel(const char *name, char *msg, size_t msglen) {
     const char *dir = getenv("CW_KERNEL_DIR");
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : CW_KERNEL_DIR, name);
@@ -52,8 +51,7 @@ static char *read_kernel(const char *name, char *msg, size_t msglen)
     return buf;
 }
 
-static cl_int pick_platform(cwh *h, const char *want, char *msg, size_t msglen)
-{
+static cl_int pick_platform(cwh *h, const char *want, char *msg, size_t msglen) {
     cl_platform_id ids[16];
     cl_uint count = 0;
     cl_int err = clGetPlatformIDs(16, ids, &count);
@@ -85,8 +83,7 @@ static cl_int pick_platform(cwh *h, const char *want, char *msg, size_t msglen)
     return CL_INVALID_PLATFORM;
 }
 
-cl_int cwh_open(cwh *h, const char *platform, bool profiling, char *msg, size_t msglen)
-{
+cl_int cwh_open(cwh *h, const char *platform, bool profiling, char *msg, size_t msglen) {
     memset(h, 0, sizeof *h);
     cl_int err = pick_platform(h, platform, msg, msglen);
     if (err != CL_SUCCESS)
@@ -147,8 +144,7 @@ fail:
     return err;
 }
 
-void cwh_close(cwh *h)
-{
+void cwh_close(cwh *h) {
     if (h->queue)
         clFinish(h->queue);
     if (h->busy)
@@ -164,8 +160,7 @@ void cwh_close(cwh *h)
     memset(h, 0, sizeof *h);
 }
 
-cl_int cwh_saxpy_init(cwh *h, cwh_saxpy *s, cl_uint n)
-{
+cl_int cwh_saxpy_init(cwh *h, cwh_saxpy *s, cl_uint n) {
     cl_int err;
     memset(s, 0, sizeof *s);
     s->n = n;
@@ -189,8 +184,7 @@ cl_int cwh_saxpy_init(cwh *h, cwh_saxpy *s, cl_uint n)
 }
 
 cl_int cwh_saxpy_enqueue(cwh *h, cwh_saxpy *s, float a, cl_uint num_wait, const cl_event *wait,
-                         cl_event *event)
-{
+                         cl_event *event) {
     cl_int err = clSetKernelArg(h->saxpy, 0, sizeof a, &a);
     err |= clSetKernelArg(h->saxpy, 1, sizeof s->x, &s->x);
     err |= clSetKernelArg(h->saxpy, 2, sizeof s->y, &s->y);
@@ -202,13 +196,12 @@ cl_int cwh_saxpy_enqueue(cwh *h, cwh_saxpy *s, float a, cl_uint num_wait, const 
                                   event);
 }
 
-cl_int cwh_saxpy_check(cwh *h, cwh_saxpy *s, float a, unsigned launches, size_t *mismatches)
-{
+cl_int cwh_saxpy_check(cwh *h, cwh_saxpy *s, float a, unsigned launches, size_t *mismatches) {
     float *y = malloc(sizeof(float) * s->n);
     if (!y)
         return CL_OUT_OF_HOST_MEMORY;
-    cl_int err = clEnqueueReadBuffer(h->queue, s->y, CL_TRUE, 0, sizeof(float) * s->n, y, 0,
-                                     NULL, NULL);
+    cl_int err =
+        clEnqueueReadBuffer(h->queue, s->y, CL_TRUE, 0, sizeof(float) * s->n, y, 0, NULL, NULL);
     size_t bad = 0;
     for (cl_uint i = 0; err == CL_SUCCESS && i < s->n; ++i) {
         /* Accumulated in float on the device, so compare with a relative bound. */
@@ -221,8 +214,7 @@ cl_int cwh_saxpy_check(cwh *h, cwh_saxpy *s, float a, unsigned launches, size_t 
     return err;
 }
 
-void cwh_saxpy_free(cwh_saxpy *s)
-{
+void cwh_saxpy_free(cwh_saxpy *s) {
     if (s->x)
         clReleaseMemObject(s->x);
     if (s->y)
@@ -230,17 +222,15 @@ void cwh_saxpy_free(cwh_saxpy *s)
     s->x = s->y = NULL;
 }
 
-cl_int cwh_busy_init(cwh *h, cwh_busy *b, size_t global)
-{
+cl_int cwh_busy_init(cwh *h, cwh_busy *b, size_t global) {
     cl_int err;
     b->global = global;
     b->out = clCreateBuffer(h->context, CL_MEM_WRITE_ONLY, sizeof(float) * global, NULL, &err);
     return err;
 }
 
-cl_int cwh_busy_enqueue(cwh *h, cwh_busy *b, cl_uint iters, cl_uint num_wait,
-                        const cl_event *wait, cl_event *event)
-{
+cl_int cwh_busy_enqueue(cwh *h, cwh_busy *b, cl_uint iters, cl_uint num_wait, const cl_event *wait,
+                        cl_event *event) {
     cl_int err = clSetKernelArg(h->busy, 0, sizeof b->out, &b->out);
     err |= clSetKernelArg(h->busy, 1, sizeof iters, &iters);
     if (err != CL_SUCCESS)
@@ -249,8 +239,7 @@ cl_int cwh_busy_enqueue(cwh *h, cwh_busy *b, cl_uint iters, cl_uint num_wait,
                                   event);
 }
 
-cl_int cwh_busy_check(cwh *h, cwh_busy *b, size_t *mismatches)
-{
+cl_int cwh_busy_check(cwh *h, cwh_busy *b, size_t *mismatches) {
     float *out = malloc(sizeof(float) * b->global);
     if (!out)
         return CL_OUT_OF_HOST_MEMORY;
@@ -265,18 +254,16 @@ cl_int cwh_busy_check(cwh *h, cwh_busy *b, size_t *mismatches)
     return err;
 }
 
-void cwh_busy_free(cwh_busy *b)
-{
+void cwh_busy_free(cwh_busy *b) {
     if (b->out)
         clReleaseMemObject(b->out);
     b->out = NULL;
 }
 
-cl_int cwh_event_runtime_ns(cl_event event, cl_ulong *ns)
-{
+cl_int cwh_event_runtime_ns(cl_event event, cl_ulong *ns) {
     cl_ulong start = 0, end = 0;
-    cl_int err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start,
-                                         NULL);
+    cl_int err =
+        clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
     if (err == CL_SUCCESS)
         err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
     *ns = end > start ? end - start : 0;

@@ -57,8 +57,8 @@ typedef struct cwh_busy {
 } cwh_busy;
 
 cl_int cwh_busy_init(cwh *h, cwh_busy *b, size_t global);
-cl_int cwh_busy_enqueue(cwh *h, cwh_busy *b, cl_uint iters, cl_uint num_wait,
-                        const cl_event *wait, cl_event *event);
+cl_int cwh_busy_enqueue(cwh *h, cwh_busy *b, cl_uint iters, cl_uint num_wait, const cl_event *wait,
+                        cl_event *event);
 /* Counts work-items whose result is not 2.0f (valid for iters >= 64). */
 cl_int cwh_busy_check(cwh *h, cwh_busy *b, size_t *mismatches);
 void cwh_busy_free(cwh_busy *b);

@@ -9,8 +9,7 @@
 #include "clhost.h"
 #include "cw.h"
 
-static void usage(FILE *f)
-{
+static void usage(FILE *f) {
     fprintf(f, "usage: cw-example [--platform NAME] [--n N] [--launches K]\n"
                "  Runs saxpy over N floats (default 1048576) K times (default 20) per wait\n"
                "  strategy, waits with cw_wait, and checks the result after each strategy.\n"
@@ -18,8 +17,7 @@ static void usage(FILE *f)
                "                   (default: $CW_PLATFORM, else PoCL, else the first)\n");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const char *platform = NULL;
     cl_uint n = 1u << 20;
     unsigned launches = 20;
@@ -49,8 +47,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "cw-example: %s\n", msg);
         return 1;
     }
-    printf("platform: %s (%s)\ndevice:   %s\n", h.platform_name, h.platform_version,
-           h.device_name);
+    printf("platform: %s (%s)\ndevice:   %s\n", h.platform_name, h.platform_version, h.device_name);
     int failures = 0;
     for (int s = CW_STRATEGY_BLOCKING; s < CW_STRATEGY_COUNT; ++s) {
         cwh_saxpy sx;

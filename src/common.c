@@ -3,8 +3,7 @@
 
 #include <time.h>
 
-const char *cw_strerror(int error)
-{
+const char *cw_strerror(int error) {
     switch ((cw_error)error) {
     case CW_OK:
         return "success";
@@ -26,15 +25,13 @@ const char *cw_strerror(int error)
     return "unknown error";
 }
 
-uint64_t cw_now_ns(void)
-{
+uint64_t cw_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t cw_deadline_after_ns(uint64_t relative_ns)
-{
+uint64_t cw_deadline_after_ns(uint64_t relative_ns) {
     uint64_t now = cw_now_ns();
     return relative_ns >= CW_DEADLINE_NONE - now ? CW_DEADLINE_NONE : now + relative_ns;
 }

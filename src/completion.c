@@ -42,16 +42,14 @@ static cw_completion *free_list;
 static unsigned chunk_count;
 static atomic_uint outstanding;
 
-static int grow_pool(void)
-{
+static int grow_pool(void) {
     if (chunk_count == MAX_CHUNKS)
         return CW_ERR_NO_MEMORY;
     cw_completion *chunk = calloc(CHUNK_SLOTS, sizeof *chunk);
     if (!chunk)
         return CW_ERR_NO_MEMORY;
     pthread_condattr_t attr;
-    if (pthread_condattr_init(&attr) != 0 ||
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0)
+    if (pthread_condattr_init(&attr) != 0 || pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0)
         cw__die("pthread_condattr", EINVAL);
     for (unsigned i = 0; i < CHUNK_SLOTS; ++i) {
         cw_completion *c = &chunk[i];
@@ -75,8 +73,7 @@ static int grow_pool(void)
     return CW_OK;
 }
 
-int cw_completion_acquire(cw_completion_kind kind, cw_completion **out)
-{
+int cw_completion_acquire(cw_completion_kind kind, cw_completion **out) {
     if (!out || (unsigned)kind >= CW_COMPLETION_KIND_COUNT)
         return CW_ERR_INVALID_ARGUMENT;
     cw_spinlock_lock(&pool_lock);
@@ -99,7 +96,8 @@ int cw_completion_acquire(cw_completion_kind kind, cw_completion **out)
     else
         cw_spinlock_init(&c->lock);
     cw_cond_init(&c->cond);
-    uint64_t gen = ((atomic_load_explicit(&c->ticket, memory_order_relaxed) >> 1) + 1) & 0xffffffffu;
+    uint64_t gen =
+        ((atomic_load_explicit(&c->ticket, memory_order_relaxed) >> 1) + 1) & 0xffffffffu;
     /* Release: a signaller whose claim succeeds (acquire) sees the fields above. */
     atomic_store_explicit(&c->ticket, gen << 1 | 1u, memory_order_release);
     atomic_fetch_add_explicit(&outstanding, 1, memory_order_relaxed);
@@ -107,14 +105,12 @@ int cw_completion_acquire(cw_completion_kind kind, cw_completion **out)
     return CW_OK;
 }
 
-uintptr_t cw_completion_token(const cw_completion *c)
-{
+uintptr_t cw_completion_token(const cw_completion *c) {
     uint64_t gen = atomic_load_explicit(&c->ticket, memory_order_relaxed) >> 1;
     return (uintptr_t)(gen << 32 | c->index);
 }
 
-static cw_completion *lookup(uint32_t index)
-{
+static cw_completion *lookup(uint32_t index) {
     if (index / CHUNK_SLOTS >= MAX_CHUNKS)
         return NULL;
     cw_completion *chunk = atomic_load_explicit(&chunks[index / CHUNK_SLOTS], memory_order_acquire);
@@ -122,8 +118,7 @@ static cw_completion *lookup(uint32_t index)
 }
 
 /* Publish the signal and wake the waiters; the caller has claimed the slot. */
-static void land(cw_completion *c, int32_t status)
-{
+static void land(cw_completion *c, int32_t status) {
     switch (c->kind) {
     case CW_COMPLETION_YIELD:
         cw_spinlock_lock(&c->lock);
@@ -152,8 +147,7 @@ static void land(cw_completion *c, int32_t status)
     }
 }
 
-bool cw_completion_signal_token(uintptr_t token, int32_t status)
-{
+bool cw_completion_signal_token(uintptr_t token, int32_t status) {
     cw_completion *c = lookup((uint32_t)(token & 0xffffffffu));
     if (!c)
         return false;
@@ -168,20 +162,18 @@ bool cw_completion_signal_token(uintptr_t token, int32_t status)
     return true;
 }
 
-static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data)
-{
+static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
     (void)event;
     /* `status` is the trigger status (CL_COMPLETE on most implementations,
      * even for a failed command); the waiter reads the real one itself. */
     cw_completion_signal_token((uintptr_t)data, status);
 }
 
-int cw_completion_attach(cw_completion *c, cl_event event, cl_int *cl_error)
-{
+int cw_completion_attach(cw_completion *c, cl_event event, cl_int *cl_error) {
     if (!c || !event)
         return CW_ERR_INVALID_ARGUMENT;
-    cl_int err = clSetEventCallback(event, CL_COMPLETE, on_complete,
-                                    (void *)cw_completion_token(c));
+    cl_int err =
+        clSetEventCallback(event, CL_COMPLETE, on_complete, (void *)cw_completion_token(c));
     if (cl_error)
         *cl_error = err;
     if (err == CL_SUCCESS)
@@ -189,18 +181,15 @@ int cw_completion_attach(cw_completion *c, cl_event event, cl_int *cl_error)
     return err == CL_INVALID_EVENT ? CW_ERR_INVALID_EVENT : CW_ERR_OPENCL;
 }
 
-bool cw_completion_is_signalled(const cw_completion *c)
-{
+bool cw_completion_is_signalled(const cw_completion *c) {
     return atomic_load_explicit(&((cw_completion *)c)->signalled, memory_order_acquire) != 0;
 }
 
-int32_t cw_completion_status(const cw_completion *c)
-{
+int32_t cw_completion_status(const cw_completion *c) {
     return c->status;
 }
 
-static int wait_pthread(cw_completion *c, uint64_t deadline_ns)
-{
+static int wait_pthread(cw_completion *c, uint64_t deadline_ns) {
     struct timespec ts = cw__timespec(deadline_ns);
     int rc = CW_OK;
     pthread_mutex_lock(&c->mutex);
@@ -216,8 +205,7 @@ static int wait_pthread(cw_completion *c, uint64_t deadline_ns)
     return rc;
 }
 
-int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns)
-{
+int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns) {
     if (cw_completion_is_signalled(c))
         return CW_OK;
     if (c->kind == CW_COMPLETION_PTHREAD)
@@ -235,8 +223,7 @@ int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns
     return rc;
 }
 
-bool cw_completion_release(cw_completion *c)
-{
+bool cw_completion_release(cw_completion *c) {
     uint64_t t = atomic_load_explicit(&c->ticket, memory_order_relaxed);
     bool disarmed = (t & 1u) && atomic_compare_exchange_strong_explicit(
                                     &c->ticket, &t, t & ~(uint64_t)1, memory_order_relaxed,
@@ -265,7 +252,6 @@ bool cw_completion_release(cw_completion *c)
     return signalled;
 }
 
-unsigned cw_completion_outstanding(void)
-{
+unsigned cw_completion_outstanding(void) {
     return atomic_load_explicit(&outstanding, memory_order_relaxed);
 }

@@ -4,18 +4,15 @@
 
 #include <stddef.h>
 
-void cw_cond_init(cw_cond *cond)
-{
+void cw_cond_init(cw_cond *cond) {
     cond->head = cond->tail = NULL;
 }
 
-bool cw_cond_has_waiters(const cw_cond *cond)
-{
+bool cw_cond_has_waiters(const cw_cond *cond) {
     return cond->head != NULL;
 }
 
-static void enqueue(cw_cond *cond, cw_cond_waiter *w)
-{
+static void enqueue(cw_cond *cond, cw_cond_waiter *w) {
     w->next = NULL;
     w->prev = cond->tail;
     if (cond->tail)
@@ -25,8 +22,7 @@ static void enqueue(cw_cond *cond, cw_cond_waiter *w)
     cond->tail = w;
 }
 
-static void unlink_waiter(cw_cond *cond, cw_cond_waiter *w)
-{
+static void unlink_waiter(cw_cond *cond, cw_cond_waiter *w) {
     if (w->prev)
         w->prev->next = w->next;
     else
@@ -38,8 +34,7 @@ static void unlink_waiter(cw_cond *cond, cw_cond_waiter *w)
     w->next = w->prev = NULL;
 }
 
-int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t deadline_ns)
-{
+int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t deadline_ns) {
     cw_cond_waiter self = {.parker = parker, .notified = false};
     enqueue(cond, &self);
     cw_spinlock_unlock(lock);
@@ -66,8 +61,7 @@ int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t d
 }
 
 /* Detach up to `max` waiters from the head, marking them notified. */
-static cw_cond_waiter *detach(cw_cond *cond, size_t max)
-{
+static cw_cond_waiter *detach(cw_cond *cond, size_t max) {
     cw_cond_waiter *first = cond->head, *w = first;
     for (size_t n = 0; w && n < max; ++n, w = w->next)
         w->notified = true;
@@ -83,8 +77,7 @@ static cw_cond_waiter *detach(cw_cond *cond, size_t max)
     return first;
 }
 
-static void unpark_list(cw_cond_waiter *w)
-{
+static void unpark_list(cw_cond_waiter *w) {
     while (w) {
         /* Read everything first: once unparked the waiter may return and its
          * node (on its stack) is gone. Its parker stays valid until the
@@ -96,8 +89,7 @@ static void unpark_list(cw_cond_waiter *w)
     }
 }
 
-void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock)
-{
+void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock) {
     cw_cond_waiter *w = detach(cond, 1);
     /* The whole point: the lock is free before anyone is woken, so a waiter
      * scheduled onto our CPU cannot spin on a lock we still hold. */
@@ -106,22 +98,19 @@ void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock)
     unpark_list(w);
 }
 
-void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock)
-{
+void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock) {
     cw_cond_waiter *w = detach(cond, SIZE_MAX);
     cw_spinlock_unlock(lock);
     CW_INJECT();
     unpark_list(w);
 }
 
-void cw_cond_notify_one(cw_cond *cond)
-{
+void cw_cond_notify_one(cw_cond *cond) {
     unpark_list(detach(cond, 1));
     CW_INJECT();
 }
 
-void cw_cond_notify_all(cw_cond *cond)
-{
+void cw_cond_notify_all(cw_cond *cond) {
     unpark_list(detach(cond, SIZE_MAX));
     CW_INJECT();
 }

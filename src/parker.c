@@ -9,13 +9,11 @@
 
 enum { PARKED = -1, EMPTY = 0, TOKEN = 1 };
 
-static long futex(atomic_int *word, int op, int val, const struct timespec *ts)
-{
+static long futex(atomic_int *word, int op, int val, const struct timespec *ts) {
     return syscall(SYS_futex, (int *)word, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
-static int futex_park(cw_parker *p, uint64_t deadline_ns)
-{
+static int futex_park(cw_parker *p, uint64_t deadline_ns) {
     cw_futex_parker *fp = (cw_futex_parker *)p;
     /* EMPTY -> PARKED, or TOKEN -> EMPTY: then the token was already there.
      * Acquire pairs with unpark's release: what the unparker wrote before
@@ -32,8 +30,8 @@ static int futex_park(cw_parker *p, uint64_t deadline_ns)
         if (e != 0 && e != EAGAIN && e != EINTR && e != ETIMEDOUT)
             cw__die("futex wait", e);
         int token = TOKEN;
-        if (atomic_compare_exchange_strong_explicit(&fp->state, &token, EMPTY,
-                                                    memory_order_acquire, memory_order_relaxed))
+        if (atomic_compare_exchange_strong_explicit(&fp->state, &token, EMPTY, memory_order_acquire,
+                                                    memory_order_relaxed))
             return CW_OK;
         if (e == ETIMEDOUT || (deadline_ns != CW_DEADLINE_NONE && cw_now_ns() >= deadline_ns)) {
             /* Leave PARKED for EMPTY; a token that raced in is still ours. */
@@ -45,8 +43,7 @@ static int futex_park(cw_parker *p, uint64_t deadline_ns)
     }
 }
 
-static void futex_unpark(cw_parker *p)
-{
+static void futex_unpark(cw_parker *p) {
     cw_futex_parker *fp = (cw_futex_parker *)p;
     CW_INJECT();
     /* After this exchange the parked thread may return and free the parker:
@@ -57,8 +54,7 @@ static void futex_unpark(cw_parker *p)
 
 static const cw_parker_ops futex_ops = {futex_park, futex_unpark};
 
-void cw_futex_parker_init(cw_futex_parker *fp)
-{
+void cw_futex_parker_init(cw_futex_parker *fp) {
     fp->parker.ops = &futex_ops;
     atomic_init(&fp->state, EMPTY);
 }

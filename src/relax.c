@@ -14,8 +14,7 @@
 #include <immintrin.h>
 #endif
 
-void cw_relax(void)
-{
+void cw_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
 #elif defined(__aarch64__)
@@ -25,8 +24,7 @@ void cw_relax(void)
 #endif
 }
 
-bool cw_backoff_spin(cw_backoff *backoff)
-{
+bool cw_backoff_spin(cw_backoff *backoff) {
     if (backoff->round >= CW_BACKOFF_ROUNDS)
         return false;
     for (uint32_t i = 0, n = 1u << backoff->round; i < n; ++i)
@@ -35,8 +33,7 @@ bool cw_backoff_spin(cw_backoff *backoff)
     return true;
 }
 
-void cw_microdelay(uint64_t ns)
-{
+void cw_microdelay(uint64_t ns) {
     uint64_t deadline = cw_deadline_after_ns(ns);
     if (ns <= CW_MICRODELAY_SPIN_NS) {
         /* Too short for a sleep to free the CPU for anyone: spin, reading the
@@ -55,8 +52,7 @@ void cw_microdelay(uint64_t ns)
         cw__die("clock_nanosleep", rc);
 }
 
-int cw_timerslack_get(uint64_t *ns)
-{
+int cw_timerslack_get(uint64_t *ns) {
     if (!ns)
         return CW_ERR_INVALID_ARGUMENT;
     int r = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
@@ -66,8 +62,7 @@ int cw_timerslack_get(uint64_t *ns)
     return CW_OK;
 }
 
-int cw_timerslack_set(uint64_t ns, uint64_t *old_ns)
-{
+int cw_timerslack_set(uint64_t ns, uint64_t *old_ns) {
     uint64_t old = 0;
     if (cw_timerslack_get(&old) != CW_OK)
         return CW_ERR_UNSUPPORTED;
@@ -78,16 +73,14 @@ int cw_timerslack_set(uint64_t ns, uint64_t *old_ns)
     return CW_OK;
 }
 
-_Noreturn void cw__die(const char *what, int err)
-{
+_Noreturn void cw__die(const char *what, int err) {
     fprintf(stderr, "cw: %s failed: %s\n", what, strerror(err));
     abort();
 }
 
 #ifdef CW_INJECT_DELAYS
 #include <sched.h>
-void cw__inject_delay(void)
-{
+void cw__inject_delay(void) {
     /* A cheap per-thread xorshift: no locks, no shared state to perturb. */
     static _Thread_local uint32_t x = 0;
     if (x == 0)

@@ -16,13 +16,11 @@ static const char *const strategy_names[CW_STRATEGY_COUNT] = {
     [CW_STRATEGY_PTHREAD] = "pthread",
 };
 
-const char *cw_strategy_name(cw_strategy strategy)
-{
+const char *cw_strategy_name(cw_strategy strategy) {
     return (unsigned)strategy < CW_STRATEGY_COUNT ? strategy_names[strategy] : NULL;
 }
 
-int cw_strategy_from_name(const char *name, cw_strategy *out)
-{
+int cw_strategy_from_name(const char *name, cw_strategy *out) {
     if (!name || !out)
         return CW_ERR_INVALID_ARGUMENT;
     for (unsigned i = 0; i < CW_STRATEGY_COUNT; ++i)
@@ -34,14 +32,12 @@ int cw_strategy_from_name(const char *name, cw_strategy *out)
 }
 
 /* Map an OpenCL error of a call on the event to cw's codes. */
-static int cl_failure(cl_int err, cl_int *cl_status)
-{
+static int cl_failure(cl_int err, cl_int *cl_status) {
     *cl_status = err;
     return err == CL_INVALID_EVENT ? CW_ERR_INVALID_EVENT : CW_ERR_OPENCL;
 }
 
-static int read_status(cl_event event, cl_int *status)
-{
+static int read_status(cl_event event, cl_int *status) {
     cl_int st = 0;
     cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
     if (err != CL_SUCCESS)
@@ -51,13 +47,11 @@ static int read_status(cl_event event, cl_int *status)
 }
 
 /* The verdict on a status that is final (CL_COMPLETE or negative). */
-static int final_status(cl_int st)
-{
+static int final_status(cl_int st) {
     return st == CL_COMPLETE ? CW_OK : CW_ERR_COMMAND_FAILED;
 }
 
-static int flush_queue(cl_event event, cl_int *cl_status)
-{
+static int flush_queue(cl_event event, cl_int *cl_status) {
     cl_command_queue queue = NULL;
     cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof queue, &queue, NULL);
     if (err == CL_SUCCESS && queue) /* user events have no queue */
@@ -65,8 +59,7 @@ static int flush_queue(cl_event event, cl_int *cl_status)
     return err == CL_SUCCESS ? CW_OK : cl_failure(err, cl_status);
 }
 
-static int wait_blocking(cl_event event, cl_int *cl_status)
-{
+static int wait_blocking(cl_event event, cl_int *cl_status) {
     cl_int err = clWaitForEvents(1, &event);
     if (err == CL_SUCCESS) {
         *cl_status = CL_COMPLETE;
@@ -79,8 +72,7 @@ static int wait_blocking(cl_event event, cl_int *cl_status)
     return cl_failure(err, cl_status);
 }
 
-static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status)
-{
+static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
     for (unsigned i = 1;; ++i) {
         int rc = read_status(event, cl_status);
         if (rc != CW_OK)
@@ -94,8 +86,7 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status)
 }
 
 static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_options *o,
-                         uint64_t deadline, cl_int *cl_status)
-{
+                         uint64_t deadline, cl_int *cl_status) {
     cw_futex_parker own;
     cw_parker *parker = o->parker;
     if (!parker) {
@@ -149,8 +140,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
     return rc != CW_OK ? rc : final_status(*cl_status);
 }
 
-static int validate(const cw_wait_options *o)
-{
+static int validate(const cw_wait_options *o) {
     if ((unsigned)o->strategy >= CW_STRATEGY_COUNT || (o->flags & ~(unsigned)CW_WAIT_FLAGS_ALL_) ||
         o->timeout_us < 0 || o->check_interval_us > CW_CHECK_INTERVAL_US_MAX)
         return CW_ERR_INVALID_ARGUMENT;
@@ -159,8 +149,7 @@ static int validate(const cw_wait_options *o)
     return CW_OK;
 }
 
-int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_status)
-{
+int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_status) {
     static const cw_wait_options defaults = {0};
     const cw_wait_options *o = options ? options : &defaults;
     cl_int status_sink;

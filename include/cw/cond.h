@@ -26,7 +26,8 @@ typedef struct cw_cond {
     cw_cond_waiter *tail;
 } cw_cond;
 
-#define CW_COND_INITIALIZER {0, 0}
+#define CW_COND_INITIALIZER                                                                        \
+    { 0, 0 }
 
 CW_API void cw_cond_init(cw_cond *cond);
 
@@ -40,8 +41,7 @@ CW_API void cw_cond_init(cw_cond *cond);
  * `parker` must serve only this wait while it lasts; the wait consumes every
  * token addressed to it before returning, so the parker can be reused or freed.
  */
-CW_API int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker,
-                        uint64_t deadline_ns);
+CW_API int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t deadline_ns);
 
 /*
  * Wake after releasing: called with `lock` held, dequeue the waiter(s),

@@ -42,13 +42,11 @@ struct cw_parker {
     const cw_parker_ops *ops;
 };
 
-static inline int cw_park(cw_parker *parker, uint64_t deadline_ns)
-{
+static inline int cw_park(cw_parker *parker, uint64_t deadline_ns) {
     return parker->ops->park(parker, deadline_ns);
 }
 
-static inline void cw_unpark(cw_parker *parker)
-{
+static inline void cw_unpark(cw_parker *parker) {
     parker->ops->unpark(parker);
 }
 

@@ -26,7 +26,8 @@ typedef struct cw_backoff {
     uint32_t round;
 } cw_backoff;
 
-#define CW_BACKOFF_INITIALIZER {0}
+#define CW_BACKOFF_INITIALIZER                                                                     \
+    { 0 }
 
 /* Spin the next round; false (without spinning) once the budget is spent. */
 CW_API bool cw_backoff_spin(cw_backoff *backoff);

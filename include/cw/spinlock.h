@@ -27,8 +27,10 @@ typedef struct cw_spinlock {
     bool yields;
 } cw_spinlock;
 
-#define CW_SPINLOCK_INITIALIZER {0, true}
-#define CW_SPINLOCK_NOYIELD_INITIALIZER {0, false}
+#define CW_SPINLOCK_INITIALIZER                                                                    \
+    { 0, true }
+#define CW_SPINLOCK_NOYIELD_INITIALIZER                                                            \
+    { 0, false }
 
 CW_API void cw_spinlock_init(cw_spinlock *lock);
 CW_API void cw_spinlock_init_noyield(cw_spinlock *lock);

@@ -1,0 +1,10 @@
+#ifndef CW_TEST_CLSHIM_H
+#define CW_TEST_CLSHIM_H
+#include <stdatomic.h>
+#include "cw/opencl.h"
+
+/* A handle the shim rejects with CL_INVALID_EVENT. */
+extern const cl_event clshim_bad_event;
+/* clFlush calls seen so far. */
+extern atomic_uint clshim_flushes;
+#endif

@@ -1,0 +1,84 @@
+/*
+ * cw's cmocka harness. Every test binary lists its cases with --list and runs
+ * one case when given its name, so CMake registers each case as its own ctest
+ * test: one process per case, each with a timeout, so one hang cannot take
+ * the suite down (libuv's habit).
+ */
+#ifndef CW_TEST_HARNESS_H
+#define CW_TEST_HARNESS_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+static inline int cw_test_main(const char *group, const struct CMUnitTest *tests, size_t n,
+                               CMFixtureFunction setup, CMFixtureFunction teardown, int argc,
+                               char **argv) {
+    if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+        for (size_t i = 0; i < n; ++i)
+            printf("%s\n", tests[i].name);
+        return 0;
+    }
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    return _cmocka_run_group_tests(group, tests, n, setup, teardown);
+}
+
+#define CW_TEST_MAIN(group, setup, teardown)                                                       \
+    int main(int argc, char **argv) {                                                              \
+        return cw_test_main(#group, group, sizeof(group) / sizeof((group)[0]), setup, teardown,    \
+                            argc, argv);                                                           \
+    }
+
+static inline pthread_t cw_test_spawn(void *(*fn)(void *), void *arg) {
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, fn, arg), 0);
+    return t;
+}
+
+static inline void cw_test_join(pthread_t t) {
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+static inline void cw_test_sleep_us(unsigned us) {
+    struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Pin the calling thread (and the threads it creates later) to one CPU, so
+ * that holder and waiter must preempt each other. Returns the old mask. */
+static inline cpu_set_t cw_test_pin_one_cpu(void) {
+    cpu_set_t old, one;
+    assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &old)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    return old;
+}
+
+static inline void cw_test_unpin(cpu_set_t old) {
+    assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
+}
+
+static inline uint64_t cw_test_thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif

@@ -1,0 +1,250 @@
+/* Layer 5: completion. Exactly once, never lost, never touched after release. */
+#include "harness.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "clhost.h"
+#include "cw/completion.h"
+
+static cwh host;
+
+static int open_host(void **state) {
+    (void)state;
+    char msg[2300];
+    if (cwh_open(&host, NULL, false, msg, sizeof msg) != CL_SUCCESS) {
+        fprintf(stderr, "OpenCL set-up failed: %s\n", msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int close_host(void **state) {
+    (void)state;
+    cwh_close(&host);
+    /* Every test gave back what it took: the pool holds no slot. */
+    return cw_completion_outstanding() == 0 ? 0 : -1;
+}
+
+static const cw_completion_kind kinds[] = {CW_COMPLETION_YIELD, CW_COMPLETION_YIELD_WAKE_LOCKED,
+                                           CW_COMPLETION_NOYIELD_WAKE_LOCKED,
+                                           CW_COMPLETION_PTHREAD};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+static void signal_before_wait_is_not_lost(void **state) {
+    (void)state;
+    for (size_t k = 0; k < NKINDS; ++k) {
+        cw_completion *c;
+        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
+        assert_false(cw_completion_is_signalled(c));
+        assert_true(cw_completion_signal_token(cw_completion_token(c), 42));
+        cw_futex_parker fp;
+        cw_futex_parker_init(&fp);
+        assert_int_equal(cw_completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
+        assert_int_equal(cw_completion_status(c), 42);
+        assert_true(cw_completion_release(c));
+    }
+}
+
+struct later {
+    uintptr_t token;
+    unsigned delay_us;
+    atomic_int result; /* 1 signalled, 0 stale */
+};
+
+static void *signal_later(void *arg) {
+    struct later *l = arg;
+    cw_test_sleep_us(l->delay_us);
+    atomic_store(&l->result, cw_completion_signal_token(l->token, 7) ? 1 : 0);
+    return NULL;
+}
+
+static void foreign_thread_signal_wakes_waiter(void **state) {
+    (void)state;
+    for (size_t k = 0; k < NKINDS; ++k) {
+        cw_completion *c;
+        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
+        struct later l = {.token = cw_completion_token(c), .delay_us = 10000, .result = -1};
+        pthread_t t = cw_test_spawn(signal_later, &l);
+        cw_futex_parker fp;
+        cw_futex_parker_init(&fp);
+        assert_int_equal(cw_completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
+        assert_int_equal(cw_completion_status(c), 7);
+        cw_test_join(t);
+        assert_int_equal(atomic_load(&l.result), 1);
+        assert_true(cw_completion_release(c));
+    }
+}
+
+struct racer {
+    uintptr_t token;
+    atomic_int *go;
+    atomic_int wins;
+};
+
+static void *race_signal(void *arg) {
+    struct racer *r = arg;
+    while (!atomic_load(r->go))
+        ;
+    if (cw_completion_signal_token(r->token, 1))
+        atomic_fetch_add(&r->wins, 1);
+    return NULL;
+}
+
+static void signalled_exactly_once_by_racing_threads(void **state) {
+    (void)state;
+    for (int round = 0; round < 500; ++round) {
+        cw_completion *c;
+        assert_int_equal(cw_completion_acquire(kinds[round % NKINDS], &c), CW_OK);
+        atomic_int go = 0;
+        struct racer r = {.token = cw_completion_token(c), .go = &go};
+        pthread_t t[3];
+        for (int i = 0; i < 3; ++i)
+            t[i] = cw_test_spawn(race_signal, &r);
+        atomic_store(&go, 1);
+        for (int i = 0; i < 3; ++i)
+            cw_test_join(t[i]);
+        assert_int_equal(atomic_load(&r.wins), 1);
+        assert_true(cw_completion_release(c));
+    }
+}
+
+static void stale_token_is_ignored_after_release(void **state) {
+    (void)state;
+    cw_completion *c, *d;
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    uintptr_t old = cw_completion_token(c);
+    assert_false(cw_completion_release(c)); /* never signalled: disarmed */
+    assert_false(cw_completion_signal_token(old, 1));
+    /* The slot is reused (LIFO pool) under a new generation; the old token
+     * must not signal the new owner. */
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
+    assert_int_not_equal(cw_completion_token(d), old);
+    assert_false(cw_completion_signal_token(old, 1));
+    assert_false(cw_completion_is_signalled(d));
+    assert_false(cw_completion_release(d));
+    /* Tokens that were never handed out are refused too. */
+    assert_false(cw_completion_signal_token(0xffffffffu, 1));
+    assert_false(cw_completion_signal_token((uintptr_t)12345 << 32 | 3, 1));
+}
+
+/* The waiter gives up first; the signal arrives 10 ms after the slot went
+ * back to the pool. Run under AddressSanitizer this proves the late signal
+ * touches no freed memory; the pool count proves nothing leaked. */
+static void waiter_times_out_then_late_signal(void **state) {
+    (void)state;
+    for (size_t k = 0; k < NKINDS; ++k) {
+        cw_completion *c;
+        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
+        struct later l = {.token = cw_completion_token(c), .delay_us = 10000, .result = -1};
+        pthread_t t = cw_test_spawn(signal_later, &l);
+        cw_futex_parker fp;
+        cw_futex_parker_init(&fp);
+        assert_int_equal(cw_completion_wait(c, &fp.parker, cw_deadline_after_ns(1000000)),
+                         CW_ERR_TIMEOUT);
+        assert_false(cw_completion_release(c));
+        cw_test_join(t);
+        assert_int_equal(atomic_load(&l.result), 0);
+    }
+}
+
+static void callback_runs_inline_on_completed_event(void **state) {
+    (void)state;
+    cl_int err;
+    cl_event ev = clCreateUserEvent(host.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    cw_completion *c;
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw_completion_attach(c, ev, &err), CW_OK);
+    /* Signalled before attach returned, on this very thread. */
+    assert_true(cw_completion_is_signalled(c));
+    assert_int_equal(cw_completion_status(c), CL_COMPLETE);
+    assert_true(cw_completion_release(c));
+    clReleaseEvent(ev);
+}
+
+struct user_event_later {
+    cl_event ev;
+    unsigned delay_us;
+    cl_int status;
+};
+
+static void *set_user_event_later(void *arg) {
+    struct user_event_later *u = arg;
+    cw_test_sleep_us(u->delay_us);
+    clSetUserEventStatus(u->ev, u->status);
+    return NULL;
+}
+
+/* Abandon a completion attached to an OpenCL event; the driver's callback
+ * then runs (in the thread completing the user event) on a recycled slot. */
+static void abandoned_attach_then_callback_fires(void **state) {
+    (void)state;
+    cl_int err;
+    cl_event ev = clCreateUserEvent(host.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cw_completion *c;
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw_completion_attach(c, ev, &err), CW_OK);
+    cw_futex_parker fp;
+    cw_futex_parker_init(&fp);
+    assert_int_equal(cw_completion_wait(c, &fp.parker, cw_deadline_after_ns(2000000)),
+                     CW_ERR_TIMEOUT);
+    assert_false(cw_completion_release(c));
+    /* Someone else takes the slot meanwhile: the late callback must not signal it. */
+    cw_completion *d;
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
+    struct user_event_later u = {.ev = ev, .delay_us = 5000, .status = CL_COMPLETE};
+    pthread_t t = cw_test_spawn(set_user_event_later, &u);
+    cw_test_join(t);
+    assert_false(cw_completion_is_signalled(d));
+    assert_false(cw_completion_release(d));
+    clReleaseEvent(ev);
+}
+
+static void attach_rejects_bad_input(void **state) {
+    (void)state;
+    cw_completion *c;
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_KIND_COUNT, &c), CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, NULL), CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw_completion_attach(c, NULL, NULL), CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cw_completion_attach(NULL, (cl_event)&host, NULL), CW_ERR_INVALID_ARGUMENT);
+    assert_false(cw_completion_release(c));
+}
+
+/* Many slots at once: the pool grows past one chunk and gives all back. */
+static void pool_grows_and_recycles(void **state) {
+    (void)state;
+    enum { N = 1000 };
+    cw_completion **cs = calloc(N, sizeof *cs);
+    assert_non_null(cs);
+    unsigned before = cw_completion_outstanding();
+    for (int i = 0; i < N; ++i)
+        assert_int_equal(cw_completion_acquire(kinds[i % NKINDS], &cs[i]), CW_OK);
+    assert_int_equal(cw_completion_outstanding(), before + N);
+    for (int i = 0; i < N; i += 2)
+        assert_true(cw_completion_signal_token(cw_completion_token(cs[i]), i));
+    for (int i = 0; i < N; ++i) {
+        if (i % 2 == 0)
+            assert_int_equal(cw_completion_status(cs[i]), i);
+        assert_int_equal(cw_completion_release(cs[i]), i % 2 == 0);
+    }
+    assert_int_equal(cw_completion_outstanding(), before);
+    free(cs);
+}
+
+static const struct CMUnitTest completion_tests[] = {
+    cmocka_unit_test(signal_before_wait_is_not_lost),
+    cmocka_unit_test(foreign_thread_signal_wakes_waiter),
+    cmocka_unit_test(signalled_exactly_once_by_racing_threads),
+    cmocka_unit_test(stale_token_is_ignored_after_release),
+    cmocka_unit_test(waiter_times_out_then_late_signal),
+    cmocka_unit_test(callback_runs_inline_on_completed_event),
+    cmocka_unit_test(abandoned_attach_then_callback_fires),
+    cmocka_unit_test(attach_rejects_bad_input),
+    cmocka_unit_test(pool_grows_and_recycles),
+};
+
+CW_TEST_MAIN(completion_tests, open_host, close_host)

@@ -1,0 +1,92 @@
+/* Layer 2: yielding spin lock. Counts torn critical sections, times nothing. */
+#include "harness.h"
+
+#include "cw/spinlock.h"
+
+struct counter {
+    cw_spinlock lock;
+    unsigned long value;
+    unsigned long per_thread;
+    int holder_mode; /* 0 plain, 1 sometimes yields or sleeps while holding */
+};
+
+static void *increment(void *arg) {
+    struct counter *c = arg;
+    for (unsigned long i = 0; i < c->per_thread; ++i) {
+        cw_spinlock_lock(&c->lock);
+        unsigned long v = c->value;
+        if (c->holder_mode && i % 97 == 0) {
+            /* Give the CPU away inside the critical section: a contender on
+             * this CPU must yield back or the count would stall. */
+            if (i % 2)
+                sched_yield();
+            else
+                cw_test_sleep_us(20);
+        }
+        c->value = v + 1; /* a torn section would lose this update */
+        cw_spinlock_unlock(&c->lock);
+    }
+    return NULL;
+}
+
+static void run_counter(struct counter *c, int threads) {
+    pthread_t t[8];
+    for (int i = 0; i < threads; ++i)
+        t[i] = cw_test_spawn(increment, c);
+    for (int i = 0; i < threads; ++i)
+        cw_test_join(t[i]);
+    assert_int_equal(c->value, c->per_thread * (unsigned long)threads);
+}
+
+static void trylock_fails_fast_when_held(void **state) {
+    (void)state;
+    cw_spinlock l = CW_SPINLOCK_INITIALIZER;
+    assert_false(cw_spinlock_is_locked(&l));
+    assert_true(cw_spinlock_trylock(&l));
+    assert_true(cw_spinlock_is_locked(&l));
+    assert_false(cw_spinlock_trylock(&l));
+    cw_spinlock_unlock(&l);
+    assert_true(cw_spinlock_trylock(&l));
+    cw_spinlock_unlock(&l);
+}
+
+static void counter_exact_under_contention(void **state) {
+    (void)state;
+    struct counter c = {.lock = CW_SPINLOCK_INITIALIZER, .per_thread = 200000};
+    run_counter(&c, 4);
+}
+
+static void counter_exact_when_holder_yields_or_sleeps(void **state) {
+    (void)state;
+    struct counter c = {.lock = CW_SPINLOCK_INITIALIZER, .per_thread = 20000, .holder_mode = 1};
+    run_counter(&c, 4);
+}
+
+static void counter_exact_on_one_cpu_with_sleeping_holder(void **state) {
+    (void)state;
+    cpu_set_t old = cw_test_pin_one_cpu();
+    struct counter c = {.lock = CW_SPINLOCK_INITIALIZER, .per_thread = 20000, .holder_mode = 1};
+    run_counter(&c, 3);
+    cw_test_unpin(old);
+}
+
+static void noyield_variant_is_still_a_lock(void **state) {
+    (void)state;
+    struct counter c = {.lock = CW_SPINLOCK_NOYIELD_INITIALIZER, .per_thread = 100000};
+    run_counter(&c, 2);
+    cw_spinlock l;
+    cw_spinlock_init_noyield(&l);
+    assert_false(l.yields);
+    cw_spinlock_init(&l);
+    assert_true(l.yields);
+}
+
+static const struct CMUnitTest spinlock_tests[] = {
+    cmocka_unit_test(trylock_fails_fast_when_held),
+    cmocka_unit_test(counter_exact_under_contention),
+    cmocka_unit_test(counter_exact_when_holder_yields_or_sleeps),
+    cmocka_unit_test(counter_exact_on_one_cpu_with_sleeping_holder),
+    cmocka_unit_test(noyield_variant_is_still_a_lock),
+};
+
+CW_TEST_MAIN(spinlock_tests, NULL, NULL)

@@ -1,0 +1,378 @@
+/* Layer 6: cw_wait on PoCL with every strategy. */
+#include "harness.h"
+
+#include <stdatomic.h>
+
+#include "clhost.h"
+#include "clshim.h"
+#include "cw.h"
+
+static cwh host;
+
+static int open_host(void **state) {
+    (void)state;
+    char msg[2300];
+    if (cwh_open(&host, NULL, false, msg, sizeof msg) != CL_SUCCESS) {
+        fprintf(stderr, "OpenCL set-up failed: %s\n", msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int close_host(void **state) {
+    (void)state;
+    cwh_close(&host);
+    return cw_completion_outstanding() == 0 ? 0 : -1;
+}
+
+#define FOR_EACH_STRATEGY(s) for (cw_strategy s = CW_STRATEGY_DEFAULT; s < CW_STRATEGY_COUNT; ++s)
+
+static cl_event user_event(void) {
+    cl_int err;
+    cl_event ev = clCreateUserEvent(host.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    return ev;
+}
+
+struct later {
+    cl_event ev;
+    unsigned delay_us;
+    cl_int status;
+};
+
+static void *set_later(void *arg) {
+    struct later *l = arg;
+    cw_test_sleep_us(l->delay_us);
+    clSetUserEventStatus(l->ev, l->status);
+    return NULL;
+}
+
+static void saxpy_result_after_each_strategy(void **state) {
+    (void)state;
+    FOR_EACH_STRATEGY(s) {
+        cwh_saxpy sx;
+        assert_int_equal(cwh_saxpy_init(&host, &sx, 1u << 16), CL_SUCCESS);
+        cw_wait_options o = {.strategy = s};
+        for (int k = 0; k < 3; ++k) {
+            cl_event ev;
+            assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 2.0f, 0, NULL, &ev), CL_SUCCESS);
+            cl_int st = 1;
+            assert_int_equal(cw_wait(ev, &o, &st), CW_OK);
+            assert_int_equal(st, CL_COMPLETE);
+            clReleaseEvent(ev);
+        }
+        size_t bad = 1;
+        assert_int_equal(cwh_saxpy_check(&host, &sx, 2.0f, 3, &bad), CL_SUCCESS);
+        assert_int_equal(bad, 0);
+        cwh_saxpy_free(&sx);
+    }
+}
+
+static void busy_kernel_result_after_each_strategy(void **state) {
+    (void)state;
+    cwh_busy b;
+    assert_int_equal(cwh_busy_init(&host, &b, 256), CL_SUCCESS);
+    FOR_EACH_STRATEGY(s) {
+        cw_wait_options o = {.strategy = s};
+        cl_event ev;
+        assert_int_equal(cwh_busy_enqueue(&host, &b, 20000, 0, NULL, &ev), CL_SUCCESS);
+        assert_int_equal(cw_wait(ev, &o, NULL), CW_OK);
+        clReleaseEvent(ev);
+        size_t bad = 1;
+        assert_int_equal(cwh_busy_check(&host, &b, &bad), CL_SUCCESS);
+        assert_int_equal(bad, 0);
+    }
+    cwh_busy_free(&b);
+}
+
+/* A kernel gated on a user event that another thread completes 100 ms later. */
+static void gated_kernel_completed_100ms_later(void **state) {
+    (void)state;
+    FOR_EACH_STRATEGY(s) {
+        cwh_saxpy sx;
+        assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+        struct later l = {.ev = user_event(), .delay_us = 100000, .status = CL_COMPLETE};
+        cl_event ev;
+        assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &l.ev, &ev), CL_SUCCESS);
+        uint64_t t0 = cw_now_ns();
+        pthread_t t = cw_test_spawn(set_later, &l);
+        cw_wait_options o = {.strategy = s};
+        cl_int st = 1;
+        assert_int_equal(cw_wait(ev, &o, &st), CW_OK);
+        assert_int_equal(st, CL_COMPLETE);
+        assert_true(cw_now_ns() - t0 >= 100000000u); /* it really waited for the gate */
+        cw_test_join(t);
+        size_t bad = 1;
+        assert_int_equal(cwh_saxpy_check(&host, &sx, 1.0f, 1, &bad), CL_SUCCESS);
+        assert_int_equal(bad, 0);
+        clReleaseEvent(ev);
+        clReleaseEvent(l.ev);
+        cwh_saxpy_free(&sx);
+    }
+}
+
+static void failed_user_event_returns_error(void **state) {
+    (void)state;
+    FOR_EACH_STRATEGY(s) {
+        cl_event ev = user_event();
+        assert_int_equal(clSetUserEventStatus(ev, -5), CL_SUCCESS);
+        cw_wait_options o = {.strategy = s};
+        cl_int st = 0;
+        assert_int_equal(cw_wait(ev, &o, &st), CW_ERR_COMMAND_FAILED);
+        assert_int_equal(st, -5);
+        clReleaseEvent(ev);
+    }
+}
+
+/* The failure happens while the waiter sleeps. PoCL 3.1 fires no CL_COMPLETE
+ * callback for it, so a callback-only wait would hang here; cw's periodic
+ * status check must return the error. */
+static void failure_while_waiting_returns_error(void **state) {
+    (void)state;
+    FOR_EACH_STRATEGY(s) {
+        struct later l = {.ev = user_event(), .delay_us = 20000, .status = -5};
+        pthread_t t = cw_test_spawn(set_later, &l);
+        cw_wait_options o = {.strategy = s, .check_interval_us = 2000};
+        cl_int st = 0;
+        assert_int_equal(cw_wait(l.ev, &o, &st), CW_ERR_COMMAND_FAILED);
+        assert_int_equal(st, -5);
+        cw_test_join(t);
+        clReleaseEvent(l.ev);
+    }
+}
+
+/* A kernel depending on a failed event fails too; the wait reports it. */
+static void dependent_of_failed_event_returns_error(void **state) {
+    (void)state;
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    FOR_EACH_STRATEGY(s) {
+        struct later l = {.ev = user_event(), .delay_us = 10000, .status = -9};
+        cl_event ev;
+        assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &l.ev, &ev), CL_SUCCESS);
+        pthread_t t = cw_test_spawn(set_later, &l);
+        cw_wait_options o = {.strategy = s, .check_interval_us = 2000};
+        cl_int st = 0;
+        assert_int_equal(cw_wait(ev, &o, &st), CW_ERR_COMMAND_FAILED);
+        assert_true(st < 0);
+        cw_test_join(t);
+        clReleaseEvent(ev);
+        clReleaseEvent(l.ev);
+    }
+    cwh_saxpy_free(&sx);
+}
+
+static void completed_event_returns_at_once(void **state) {
+    (void)state;
+    FOR_EACH_STRATEGY(s) {
+        cl_event ev = user_event();
+        assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+        cw_wait_options o = {.strategy = s};
+        cl_int st = 1;
+        assert_int_equal(cw_wait(ev, &o, &st), CW_OK);
+        assert_int_equal(st, CL_COMPLETE);
+        clReleaseEvent(ev);
+    }
+}
+
+/* The waiter times out; the callback fires 10 ms after cw_wait returned, on a
+ * slot that went back to the pool (run under AddressSanitizer in CI). A
+ * second wait on the same event then succeeds. */
+static void timeout_then_callback_fires_later(void **state) {
+    (void)state;
+    FOR_EACH_STRATEGY(s) {
+        if (s == CW_STRATEGY_BLOCKING)
+            continue; /* clWaitForEvents cannot time out: see bad_options_are_rejected */
+        struct later l = {.ev = user_event(), .delay_us = 30000, .status = CL_COMPLETE};
+        pthread_t t = cw_test_spawn(set_later, &l);
+        cw_wait_options o = {.strategy = s, .timeout_us = 5000};
+        cl_int st = 0;
+        uint64_t t0 = cw_now_ns();
+        assert_int_equal(cw_wait(l.ev, &o, &st), CW_ERR_TIMEOUT);
+        assert_true(cw_now_ns() - t0 >= 5000000u);
+        assert_int_equal(st, CL_SUBMITTED);
+        assert_int_equal(cw_completion_outstanding(), 0);
+        cw_test_join(t); /* the callback has run by now */
+        o.timeout_us = 0;
+        assert_int_equal(cw_wait(l.ev, &o, &st), CW_OK);
+        assert_int_equal(st, CL_COMPLETE);
+        clReleaseEvent(l.ev);
+    }
+}
+
+/* Work enqueued but not flushed: every strategy but blocking (which flushes
+ * inside clWaitForEvents) calls clFlush on the event's queue, unless told not to. */
+static void wait_flushes_unflushed_work(void **state) {
+    (void)state;
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    unsigned launches = 0;
+    FOR_EACH_STRATEGY(s) {
+        if (s == CW_STRATEGY_BLOCKING)
+            continue;
+        for (int no_flush = 0; no_flush < 2; ++no_flush) {
+            /* Gate the kernel so it is certainly not complete when cw_wait starts. */
+            struct later l = {.ev = user_event(), .delay_us = 5000, .status = CL_COMPLETE};
+            cl_event ev;
+            assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &l.ev, &ev), CL_SUCCESS);
+            ++launches;
+            unsigned before = atomic_load(&clshim_flushes);
+            pthread_t t = cw_test_spawn(set_later, &l);
+            cw_wait_options o = {.strategy = s, .flags = no_flush ? CW_WAIT_NO_FLUSH : 0};
+            assert_int_equal(cw_wait(ev, &o, NULL), CW_OK);
+            unsigned flushes = atomic_load(&clshim_flushes) - before;
+            if (no_flush)
+                assert_int_equal(flushes, 0);
+            else
+                assert_int_equal(flushes, 1);
+            cw_test_join(t);
+            clReleaseEvent(ev);
+            clReleaseEvent(l.ev);
+        }
+    }
+    size_t bad = 1;
+    assert_int_equal(cwh_saxpy_check(&host, &sx, 1.0f, launches, &bad), CL_SUCCESS);
+    assert_int_equal(bad, 0);
+    cwh_saxpy_free(&sx);
+}
+
+static void bad_options_are_rejected(void **state) {
+    (void)state;
+    cl_event ev = user_event();
+    cl_int st = 1;
+    assert_int_equal(cw_wait(NULL, NULL, &st), CW_ERR_INVALID_ARGUMENT);
+    cw_wait_options o = {.strategy = CW_STRATEGY_COUNT};
+    assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+    o.strategy = (cw_strategy)-1;
+    assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+    o = (cw_wait_options){.timeout_us = -1};
+    assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+    o = (cw_wait_options){.flags = 1u << 7};
+    assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+    o = (cw_wait_options){.check_interval_us = CW_CHECK_INTERVAL_US_MAX + 1};
+    assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+    o = (cw_wait_options){.strategy = CW_STRATEGY_BLOCKING, .timeout_us = 1000};
+    assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_UNSUPPORTED);
+    /* None of these touched the event: it is still pending, and can complete. */
+    assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    assert_int_equal(cw_wait(ev, NULL, &st), CW_OK);
+    clReleaseEvent(ev);
+    assert_int_equal(cw_completion_outstanding(), 0);
+}
+
+static void rejected_event_handle_returns_invalid_event(void **state) {
+    (void)state;
+    FOR_EACH_STRATEGY(s) {
+        cw_wait_options o = {.strategy = s};
+        cl_int st = 0;
+        assert_int_equal(cw_wait(clshim_bad_event, &o, &st), CW_ERR_INVALID_EVENT);
+        assert_int_equal(st, CL_INVALID_EVENT);
+    }
+    cw_completion *c;
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    cl_int err = 0;
+    assert_int_equal(cw_completion_attach(c, clshim_bad_event, &err), CW_ERR_INVALID_EVENT);
+    assert_int_equal(err, CL_INVALID_EVENT);
+    assert_false(cw_completion_release(c));
+    assert_int_equal(cw_completion_outstanding(), 0);
+}
+
+static void strategy_names_round_trip(void **state) {
+    (void)state;
+    FOR_EACH_STRATEGY(s) {
+        cw_strategy back = CW_STRATEGY_COUNT;
+        assert_non_null(cw_strategy_name(s));
+        assert_int_equal(cw_strategy_from_name(cw_strategy_name(s), &back), CW_OK);
+        assert_int_equal(back, s);
+    }
+    cw_strategy out;
+    assert_null(cw_strategy_name(CW_STRATEGY_COUNT));
+    assert_int_equal(cw_strategy_from_name("no-such", &out), CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cw_strategy_from_name(NULL, &out), CW_ERR_INVALID_ARGUMENT);
+    for (int e = CW_OK; e >= CW_ERR_UNSUPPORTED; --e)
+        for (int f = e - 1; f >= CW_ERR_UNSUPPORTED; --f)
+            assert_string_not_equal(cw_strerror(e), cw_strerror(f));
+    assert_string_equal(cw_strerror(-100), "unknown error");
+}
+
+/* A parker of the caller's own, passed in the options, is the one that sleeps. */
+struct counted {
+    cw_futex_parker inner;
+    cw_parker parker;
+    atomic_int parks;
+};
+
+static int counted_park(cw_parker *p, uint64_t deadline) {
+    struct counted *c = (struct counted *)((char *)p - offsetof(struct counted, parker));
+    atomic_fetch_add(&c->parks, 1);
+    return cw_park(&c->inner.parker, deadline);
+}
+
+static void counted_unpark(cw_parker *p) {
+    struct counted *c = (struct counted *)((char *)p - offsetof(struct counted, parker));
+    cw_unpark(&c->inner.parker);
+}
+
+static void wait_parks_on_callers_parker(void **state) {
+    (void)state;
+    static const cw_parker_ops ops = {counted_park, counted_unpark};
+    struct counted c = {.parker = {&ops}};
+    cw_futex_parker_init(&c.inner);
+    struct later l = {.ev = user_event(), .delay_us = 20000, .status = CL_COMPLETE};
+    pthread_t t = cw_test_spawn(set_later, &l);
+    cw_wait_options o = {.strategy = CW_STRATEGY_COOPERATIVE, .parker = &c.parker};
+    assert_int_equal(cw_wait(l.ev, &o, NULL), CW_OK);
+    cw_test_join(t);
+    assert_true(atomic_load(&c.parks) >= 1);
+    clReleaseEvent(l.ev);
+}
+
+struct many {
+    cl_event ev;
+    cw_strategy strategy;
+    atomic_int ok;
+};
+
+static void *wait_thread(void *arg) {
+    struct many *m = arg;
+    cw_wait_options o = {.strategy = m->strategy};
+    if (cw_wait(m->ev, &o, NULL) == CW_OK)
+        atomic_fetch_add(&m->ok, 1);
+    return NULL;
+}
+
+/* Several threads wait on one event, each with its own completion. */
+static void many_waiters_on_one_event(void **state) {
+    (void)state;
+    FOR_EACH_STRATEGY(s) {
+        struct many m = {.ev = user_event(), .strategy = s};
+        pthread_t t[4];
+        for (int i = 0; i < 4; ++i)
+            t[i] = cw_test_spawn(wait_thread, &m);
+        cw_test_sleep_us(10000);
+        assert_int_equal(clSetUserEventStatus(m.ev, CL_COMPLETE), CL_SUCCESS);
+        for (int i = 0; i < 4; ++i)
+            cw_test_join(t[i]);
+        assert_int_equal(atomic_load(&m.ok), 4);
+        clReleaseEvent(m.ev);
+    }
+}
+
+static const struct CMUnitTest wait_tests[] = {
+    cmocka_unit_test(saxpy_result_after_each_strategy),
+    cmocka_unit_test(busy_kernel_result_after_each_strategy),
+    cmocka_unit_test(gated_kernel_completed_100ms_later),
+    cmocka_unit_test(failed_user_event_returns_error),
+    cmocka_unit_test(failure_while_waiting_returns_error),
+    cmocka_unit_test(dependent_of_failed_event_returns_error),
+    cmocka_unit_test(completed_event_returns_at_once),
+    cmocka_unit_test(timeout_then_callback_fires_later),
+    cmocka_unit_test(wait_flushes_unflushed_work),
+    cmocka_unit_test(bad_options_are_rejected),
+    cmocka_unit_test(rejected_event_handle_returns_invalid_event),
+    cmocka_unit_test(strategy_names_round_trip),
+    cmocka_unit_test(wait_parks_on_callers_parker),
+    cmocka_unit_test(many_waiters_on_one_event),
+};
+
+CW_TEST_MAIN(wait_tests, open_host, close_host)
