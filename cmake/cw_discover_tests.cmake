@@ -1,7 +1,8 @@
 # Run at build time (cmake -P): ask a cmocka test binary for its cases and
 # write one ctest test per case, so each case runs in its own process with its
 # own timeout. Fails the build if the binary lists nothing.
-execute_process(COMMAND ${TEST_EXE} --list OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ${TEST_ENV} ${TEST_EXE} --list
+                OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${TEST_EXE} --list failed (${rc})")
 endif()
@@ -14,7 +15,7 @@ foreach(case IN LISTS cases)
   endif()
   math(EXPR count "${count} + 1")
   string(APPEND content "add_test([=[${TEST_PREFIX}.${case}]=] [==[${TEST_EXE}]==] [=[${case}]=])\n")
-  string(APPEND content "set_tests_properties([=[${TEST_PREFIX}.${case}]=] PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS [=[${TEST_LABELS}]=])\n")
+  string(APPEND content "set_tests_properties([=[${TEST_PREFIX}.${case}]=] PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS [=[${TEST_LABELS}]=] ENVIRONMENT [=[${TEST_ENV}]=])\n")
 endforeach()
 if(count EQUAL 0)
   message(FATAL_ERROR "${TEST_EXE} lists no test case")

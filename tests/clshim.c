@@ -18,36 +18,41 @@ static char sentinel;
 const cl_event clshim_bad_event = (cl_event)&sentinel;
 atomic_uint clshim_flushes;
 
-#define REAL(name)                                                                                 \
-    static __typeof__(name) *real;                                                                 \
-    if (!real)                                                                                     \
-        real = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);                                        \
-    if (!real)                                                                                     \
+static __typeof__(clFlush) *real_flush;
+static __typeof__(clGetEventInfo) *real_get_event_info;
+static __typeof__(clWaitForEvents) *real_wait_for_events;
+static __typeof__(clSetEventCallback) *real_set_event_callback;
+
+/* Resolved once, before main and before any thread exists. */
+__attribute__((constructor)) static void resolve(void) {
+    real_flush = (__typeof__(clFlush) *)dlsym(RTLD_NEXT, "clFlush");
+    real_get_event_info = (__typeof__(clGetEventInfo) *)dlsym(RTLD_NEXT, "clGetEventInfo");
+    real_wait_for_events = (__typeof__(clWaitForEvents) *)dlsym(RTLD_NEXT, "clWaitForEvents");
+    real_set_event_callback =
+        (__typeof__(clSetEventCallback) *)dlsym(RTLD_NEXT, "clSetEventCallback");
+    if (!real_flush || !real_get_event_info || !real_wait_for_events || !real_set_event_callback)
         abort();
+}
 
 CL_API_ENTRY cl_int CL_API_CALL clFlush(cl_command_queue q) {
-    REAL(clFlush)
     atomic_fetch_add(&clshim_flushes, 1);
-    return real(q);
+    return real_flush(q);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info p, size_t s, void *v,
                                                size_t *r) {
-    REAL(clGetEventInfo)
-    return e == clshim_bad_event ? CL_INVALID_EVENT : real(e, p, s, v, r);
+    return e == clshim_bad_event ? CL_INVALID_EVENT : real_get_event_info(e, p, s, v, r);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list) {
-    REAL(clWaitForEvents)
     for (cl_uint i = 0; list && i < n; ++i)
         if (list[i] == clshim_bad_event)
             return CL_INVALID_EVENT;
-    return real(n, list);
+    return real_wait_for_events(n, list);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int type,
                                                    void(CL_CALLBACK *fn)(cl_event, cl_int, void *),
                                                    void *data) {
-    REAL(clSetEventCallback)
-    return e == clshim_bad_event ? CL_INVALID_EVENT : real(e, type, fn, data);
+    return e == clshim_bad_event ? CL_INVALID_EVENT : real_set_event_callback(e, type, fn, data);
 }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# cw's test command: installs what it needs on Debian (bookworm), builds cw
+# three ways and runs the whole ctest suite in each:
+#   1. gcc, optimised, warnings as errors
+#   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer on)
+#   3. clang with ThreadSanitizer
+# Usage: tests/run-tests.sh [--quick]   (--quick: only build 1)
+set -euo pipefail
+
+usage() {
+    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+}
+quick=0
+for arg in "$@"; do
+    case "$arg" in
+    --quick) quick=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "unknown argument: $arg" >&2; usage >&2; exit 2 ;;
+    esac
+done
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+
+# Debian packages, installed only when missing.
+packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmake make gcc clang
+          libclang-rt-14-dev python3)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing: ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+run_suite() {
+    local name=$1
+    shift
+    local dir="build-test-$name"
+    echo "== [$name] configure and build"
+    cmake -S . -B "$dir" -DCW_WERROR=ON "$@" >/dev/null
+    cmake --build "$dir" -j"$(nproc)" >/dev/null
+    echo "== [$name] ctest"
+    # --no-tests=error: a build that registered no test fails instead of passing.
+    (cd "$dir" && ctest --no-tests=error --output-on-failure -j"$(nproc)")
+}
+
+run_suite gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
+if [ "$quick" -eq 0 ]; then
+    run_suite asan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DCW_SANITIZE=address,undefined
+    TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
+        run_suite tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DCW_SANITIZE=thread
+fi
+echo "== all test suites passed"
