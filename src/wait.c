@@ -107,7 +107,8 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
 
     /* Sleep until the callback, but wake now and then to read the status:
      * a failed command may never fire the callback (PoCL 3.1 to 6.0). The
-     * interval doubles so a long wait costs a handful of wake-ups. */
+     * first check comes late enough that typical kernels never see one, and
+     * the interval doubles so a long wait costs a handful of wake-ups. */
     uint64_t first = (o->check_interval_us ? o->check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) *
                      (uint64_t)1000;
     uint64_t interval = first;
@@ -123,7 +124,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
             rc = CW_ERR_TIMEOUT;
             break;
         }
-        if (interval < 64 * first)
+        if (interval < CW_CHECK_INTERVAL_GROWTH * first)
             interval *= 2;
     }
     /* Disarms the completion if the callback has not claimed it: a callback
@@ -169,11 +170,15 @@ int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_status) {
         return wait_blocking(event, cl_status);
 
     /* One status read up front: it rejects a bad handle before any
-     * registration and returns at once for work that already finished. */
+     * registration, returns at once for work that already finished or
+     * failed (a failed command fires no callback on PoCL 3.1), and tells
+     * whether a flush is needed: only a CL_QUEUED command can still be
+     * waiting for one; CL_SUBMITTED and later are with the device already. */
     rc = read_status(event, cl_status);
     if (rc != CW_OK || *cl_status <= CL_COMPLETE)
         return rc != CW_OK ? rc : final_status(*cl_status);
-    if (!(o->flags & CW_WAIT_NO_FLUSH) && (rc = flush_queue(event, cl_status)) != CW_OK)
+    if (*cl_status == CL_QUEUED && !(o->flags & CW_WAIT_NO_FLUSH) &&
+        (rc = flush_queue(event, cl_status)) != CW_OK)
         return rc;
 
     uint64_t deadline = CW_DEADLINE_NONE;

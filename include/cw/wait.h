@@ -34,17 +34,21 @@ typedef enum cw_strategy {
 enum {
     /*
      * Do not flush the event's command queue before waiting. By default every
-     * strategy flushes it (clWaitForEvents does so implicitly; the others call
-     * clFlush), so a wait on a command that was enqueued but not yet submitted
-     * cannot wait forever.
+     * strategy flushes it when the command may still need it, so a wait on a
+     * command that was enqueued but not yet submitted cannot wait forever:
+     * clWaitForEvents flushes implicitly; the other strategies call clFlush
+     * when the command's status is CL_QUEUED (from CL_SUBMITTED on it is with
+     * the device already).
      */
     CW_WAIT_NO_FLUSH = 1u << 0,
     CW_WAIT_FLAGS_ALL_ = CW_WAIT_NO_FLUSH
 };
 
 /* Default and bounds of cw_wait_options.check_interval_us. */
-#define CW_CHECK_INTERVAL_US_DEFAULT 4000u
+#define CW_CHECK_INTERVAL_US_DEFAULT 16000u
 #define CW_CHECK_INTERVAL_US_MAX 1000000u
+/* The check interval doubles up to this many times the first one. */
+#define CW_CHECK_INTERVAL_GROWTH 16u
 
 /*
  * Options for cw_wait. A zeroed struct (or passing NULL) means: default
@@ -62,9 +66,11 @@ typedef struct cw_wait_options {
      * run a CL_COMPLETE callback for a command that fails, so a waiter that
      * relied on the callback alone would hang. A parked waiter therefore
      * wakes to read the execution status after this interval, doubling it
-     * each time up to 64 times the first, and returns CW_ERR_COMMAND_FAILED
-     * when it is negative. 0 means CW_CHECK_INTERVAL_US_DEFAULT;
-     * 1..CW_CHECK_INTERVAL_US_MAX are valid.
+     * each time up to CW_CHECK_INTERVAL_GROWTH times the first (16 ms, then
+     * 32, 64, 128 and every 256 ms by default), and returns
+     * CW_ERR_COMMAND_FAILED when it is negative. A kernel shorter than the
+     * first interval never pays for a check. 0 means
+     * CW_CHECK_INTERVAL_US_DEFAULT; 1..CW_CHECK_INTERVAL_US_MAX are valid.
      */
     uint32_t check_interval_us;
     /* Callback strategies except pthread: how to sleep. NULL: a futex parker. */
