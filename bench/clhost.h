@@ -36,7 +36,12 @@ typedef struct cwh {
 cl_int cwh_open(cwh *h, const char *platform, bool profiling, char *msg, size_t msglen);
 void cwh_close(cwh *h);
 
-/* saxpy over n floats: x[i] = i, y[i] = 1, so after k launches with factor a, y[i] = 1 + k*a*i. */
+/*
+ * saxpy over n floats: x[i] = i, y[i] = 1, so after k launches with factor a,
+ * y[i] = 1 + k*a*i. The device accumulates in float: past a few thousand
+ * launches with one `a` rounding exceeds the check's tolerance, so long runs
+ * alternate a and -a (cw-bench does) and check with launches % 2.
+ */
 typedef struct cwh_saxpy {
     cl_mem x, y;
     cl_uint n;

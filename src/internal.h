@@ -21,8 +21,7 @@ void cw__inject_delay(void);
 /* Impossible failures of system calls end here, with the errno, not in silence. */
 _Noreturn void cw__die(const char *what, int err);
 
-static inline struct timespec cw__timespec(uint64_t ns)
-{
+static inline struct timespec cw__timespec(uint64_t ns) {
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     return ts;
 }

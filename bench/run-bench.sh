@@ -1,0 +1,85 @@
+#!/bin/sh
+# Build cw in Release and run cw-bench with its default settings, writing
+#   out/bench.txt (the table), out/bench.json, out/bench.csv, out/bench.png.
+# On Debian/Ubuntu it first installs whatever build or run dependency is
+# missing (as root, or through sudo). Extra arguments go to cw-bench.
+set -eu
+
+usage() {
+    cat <<USAGE
+usage: bench/run-bench.sh [--help] [cw-bench options...]
+
+Installs missing Debian packages (pocl-opencl-icd ocl-icd-opencl-dev
+opencl-c-headers cmake gcc gnuplot-nox python3) with apt-get, configures and
+builds cw in Release into build-bench/ (tests off), runs cw-bench with default
+settings and writes:
+  out/bench.txt   the table printed on stdout
+  out/bench.json  header + one record per (kernel, config, strategy)
+  out/bench.csv   the same as CSV
+  out/bench.png   mean CPU and wall per launch (gnuplot)
+Arguments after the options are passed to cw-bench unchanged, for example
+  bench/run-bench.sh --launches 2000 --configs 1
+  bench/run-bench.sh --quick
+Run cw-bench --help (build-bench/bench/cw-bench --help) for its options.
+Environment: BUILD_DIR (default build-bench), OUT_DIR (default out),
+SKIP_APT=1 to skip the package check.
+USAGE
+}
+
+case "${1:-}" in
+-h | --help)
+    usage
+    exit 0
+    ;;
+esac
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+build_dir=${BUILD_DIR:-build-bench}
+out_dir=${OUT_DIR:-out}
+
+packages="pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers cmake gcc gnuplot-nox python3"
+if [ "${SKIP_APT:-0}" != 1 ]; then
+    if command -v dpkg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+        missing=""
+        for p in $packages; do
+            # "install ok installed" only: a removed package leaves its config behind.
+            if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+                missing="$missing $p"
+            fi
+        done
+        if [ -n "$missing" ]; then
+            if [ "$(id -u)" -eq 0 ]; then
+                sudo=""
+            elif command -v sudo >/dev/null 2>&1; then
+                sudo="sudo"
+            else
+                echo "run-bench.sh: missing packages:$missing; run as root or install sudo" >&2
+                exit 1
+            fi
+            echo "run-bench.sh: installing:$missing" >&2
+            $sudo env DEBIAN_FRONTEND=noninteractive apt-get update
+            # shellcheck disable=SC2086
+            $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
+        fi
+    else
+        echo "run-bench.sh: not a Debian system: make sure these are installed: $packages" >&2
+    fi
+fi
+
+echo "run-bench.sh: building into $build_dir/" >&2
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCW_BUILD_TESTS=OFF -DCW_BUILD_BENCH=ON
+cmake --build "$build_dir" --target cw-bench -j "$(nproc 2>/dev/null || echo 2)"
+
+mkdir -p "$out_dir"
+echo "run-bench.sh: running cw-bench; results in $out_dir/" >&2
+set +e
+"$build_dir/bench/cw-bench" --json "$out_dir/bench.json" --csv "$out_dir/bench.csv" \
+    --plot "$out_dir/bench.png" "$@" >"$out_dir/bench.txt"
+status=$?
+set -e
+cat "$out_dir/bench.txt"
+if [ "$status" -ne 0 ]; then
+    echo "run-bench.sh: cw-bench failed (exit status $status)" >&2
+fi
+exit "$status"
