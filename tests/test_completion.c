@@ -4,27 +4,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "clhost.h"
+#include "clfixture.h"
 #include "cw/completion.h"
-
-static cwh host;
-
-static int open_host(void **state) {
-    (void)state;
-    char msg[2300];
-    if (cwh_open(&host, NULL, false, msg, sizeof msg) != CL_SUCCESS) {
-        fprintf(stderr, "OpenCL set-up failed: %s\n", msg);
-        return -1;
-    }
-    return 0;
-}
-
-static int close_host(void **state) {
-    (void)state;
-    cwh_close(&host);
-    /* Every test gave back what it took: the pool holds no slot. */
-    return cw_completion_outstanding() == 0 ? 0 : -1;
-}
 
 static const cw_completion_kind kinds[] = {CW_COMPLETION_YIELD, CW_COMPLETION_YIELD_WAKE_LOCKED,
                                            CW_COMPLETION_NOYIELD_WAKE_LOCKED,

@@ -3,27 +3,9 @@
 
 #include <stdatomic.h>
 
-#include "clhost.h"
+#include "clfixture.h"
 #include "clshim.h"
 #include "cw.h"
-
-static cwh host;
-
-static int open_host(void **state) {
-    (void)state;
-    char msg[2300];
-    if (cwh_open(&host, NULL, false, msg, sizeof msg) != CL_SUCCESS) {
-        fprintf(stderr, "OpenCL set-up failed: %s\n", msg);
-        return -1;
-    }
-    return 0;
-}
-
-static int close_host(void **state) {
-    (void)state;
-    cwh_close(&host);
-    return cw_completion_outstanding() == 0 ? 0 : -1;
-}
 
 #define FOR_EACH_STRATEGY(s) for (cw_strategy s = CW_STRATEGY_DEFAULT; s < CW_STRATEGY_COUNT; ++s)
 
