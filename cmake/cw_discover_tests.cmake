@@ -1,6 +1,7 @@
 # Run at build time (cmake -P): ask a cmocka test binary for its cases and
 # write one ctest test per case, so each case runs in its own process with its
 # own timeout. Fails the build if the binary lists nothing.
+string(REPLACE "|" ";" TEST_ENV "${TEST_ENV}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E env ${TEST_ENV} ${TEST_EXE} --list
                 OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

@@ -2,9 +2,9 @@
  * Test shim over the OpenCL entry points cw calls. The test executable
  * exports these symbols, so libcw's calls reach them first; they forward to
  * the real ICD loader through dlsym(RTLD_NEXT). Two purposes:
- * - count clFlush calls, so a test can see that a wait flushed the queue
- *   (PoCL's CPU device runs unflushed commands anyway, so a missing flush
- *   would not show as a hang here);
+ * - count clFlush calls per thread, so a test can see that a wait flushed
+ *   the queue (PoCL's CPU device runs unflushed commands anyway, so a
+ *   missing flush would not show as a hang there; rusticl does not);
  * - reject one sentinel handle with CL_INVALID_EVENT, as an implementation
  *   that validates handles does (PoCL 3.1 checks only for NULL and crashes
  *   on a foreign pointer, so no real handle can exercise that path on it).
@@ -16,7 +16,7 @@
 
 static char sentinel;
 const cl_event clshim_bad_event = (cl_event)&sentinel;
-atomic_uint clshim_flushes;
+_Thread_local unsigned clshim_thread_flushes;
 
 static __typeof__(clFlush) *real_flush;
 static __typeof__(clGetEventInfo) *real_get_event_info;
@@ -35,7 +35,7 @@ __attribute__((constructor)) static void resolve(void) {
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clFlush(cl_command_queue q) {
-    atomic_fetch_add(&clshim_flushes, 1);
+    clshim_thread_flushes++;
     return real_flush(q);
 }
 

@@ -5,6 +5,6 @@
 
 /* A handle the shim rejects with CL_INVALID_EVENT. */
 extern const cl_event clshim_bad_event;
-/* clFlush calls seen so far. */
-extern atomic_uint clshim_flushes;
+/* clFlush calls made by the calling thread so far. */
+extern _Thread_local unsigned clshim_thread_flushes;
 #endif

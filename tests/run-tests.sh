@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # cw's test command: installs what it needs on Debian (bookworm), builds cw
-# three ways and runs the whole ctest suite in each:
+# four ways and runs the whole ctest suite in each:
 #   1. gcc, optimised, warnings as errors
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer on)
 #   3. clang with ThreadSanitizer
+#   4. gcc again, the OpenCL tests on Mesa's rusticl (llvmpipe) instead of PoCL
 # Usage: tests/run-tests.sh [--quick]   (--quick: only build 1)
 set -euo pipefail
 
@@ -24,7 +25,7 @@ cd "$here"
 
 # Debian packages, installed only when missing.
 packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmake make gcc clang
-          libclang-rt-14-dev python3)
+          libclang-rt-14-dev python3 mesa-opencl-icd)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -54,5 +55,6 @@ if [ "$quick" -eq 0 ]; then
     run_suite asan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DCW_SANITIZE=address,undefined
     TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
         run_suite tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DCW_SANITIZE=thread
+    run_suite rusticl -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCW_TEST_PLATFORM=rusticl
 fi
 echo "== all test suites passed"
