@@ -1,6 +1,7 @@
 /* Layer 6: cw_wait on PoCL with every strategy. */
 #include "harness.h"
 
+#include <signal.h>
 #include <stdatomic.h>
 
 #include "clfixture.h"
@@ -347,7 +348,88 @@ static void many_waiters_on_one_event(void **state) {
     }
 }
 
+static void on_signal(int sig) {
+    (void)sig;
+}
+
+struct storm {
+    pthread_t target;
+    atomic_bool stop;
+    atomic_ulong sent;
+};
+
+static void *signal_storm(void *arg) {
+    struct storm *st = arg;
+    while (!atomic_load(&st->stop)) {
+        if (pthread_kill(st->target, SIGUSR1) == 0)
+            atomic_fetch_add(&st->sent, 1);
+        cw_test_sleep_us(100);
+    }
+    return NULL;
+}
+
+/* Every strategy keeps working while the waiting thread takes a signal every
+ * 100 µs: its futex waits, sleeps and condition waits return EINTR (the
+ * handler is installed without SA_RESTART) and must carry on. Completion,
+ * failure and timeout each come through unchanged. */
+static void waits_survive_signal_storm(void **state) {
+    (void)state;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+    struct storm st = {.target = pthread_self()};
+    pthread_t storm_thread = cw_test_spawn(signal_storm, &st);
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    unsigned launches = 0;
+    FOR_EACH_STRATEGY(s) {
+        /* completes 20 ms later */
+        struct later ok = {.ev = user_event(), .delay_us = 20000, .status = CL_COMPLETE};
+        cl_event ev;
+        assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &ok.ev, &ev), CL_SUCCESS);
+        ++launches;
+        pthread_t t = cw_test_spawn(set_later, &ok);
+        cw_wait_options o = {.strategy = s, .check_interval_us = 2000};
+        cl_int status = 0;
+        assert_int_equal(cw_wait(ev, &o, &status), CW_OK);
+        assert_int_equal(status, CL_COMPLETE);
+        cw_test_join(t);
+        clReleaseEvent(ev);
+        clReleaseEvent(ok.ev);
+
+        /* fails 20 ms later */
+        struct later bad = {.ev = user_event(), .delay_us = 20000, .status = -7};
+        t = cw_test_spawn(set_later, &bad);
+        assert_int_equal(cw_wait(bad.ev, &o, &status), CW_ERR_COMMAND_FAILED);
+        assert_int_equal(status, -7);
+        cw_test_join(t);
+        clReleaseEvent(bad.ev);
+
+        /* times out after 20 ms, then completes */
+        if (s != CW_STRATEGY_BLOCKING) {
+            cl_event slow = user_event();
+            o.timeout_us = 20000;
+            uint64_t t0 = cw_now_ns();
+            assert_int_equal(cw_wait(slow, &o, &status), CW_ERR_TIMEOUT);
+            assert_true(cw_now_ns() - t0 >= 20000000u);
+            assert_int_equal(clSetUserEventStatus(slow, CL_COMPLETE), CL_SUCCESS);
+            assert_int_equal(cw_wait(slow, &o, &status), CW_OK);
+            clReleaseEvent(slow);
+        }
+    }
+    atomic_store(&st.stop, true);
+    cw_test_join(storm_thread);
+    signal(SIGUSR1, SIG_IGN);
+    print_message("%lu signals sent to the waiting thread\n", atomic_load(&st.sent));
+    assert_true(atomic_load(&st.sent) >= 100);
+    size_t wrong = 1;
+    assert_int_equal(cwh_saxpy_check(&host, &sx, 1.0f, launches, &wrong), CL_SUCCESS);
+    assert_int_equal(wrong, 0);
+    cwh_saxpy_free(&sx);
+}
+
 static const struct CMUnitTest wait_tests[] = {
+    cmocka_unit_test(waits_survive_signal_storm),
     cmocka_unit_test(saxpy_result_after_each_strategy),
     cmocka_unit_test(busy_kernel_result_after_each_strategy),
     cmocka_unit_test(gated_kernel_completed_100ms_later),

@@ -1,0 +1,271 @@
+/*
+ * Stress: completions signalled from foreign threads while their waiters
+ * sometimes time out and abandon them, on one CPU and on all CPUs. Nothing is
+ * timed; the books must balance exactly:
+ *   every successful signal is observed once by its waiter (by the wait, or
+ *   by the release that follows a timeout), every refused signal belongs to a
+ *   completion abandoned before anyone signalled it, no second signal of a
+ *   token ever succeeds, and the pool ends empty.
+ * Build with -DCW_INJECT_DELAYS=ON to widen every window of the protocol
+ * (tests/run-tests.sh does, under the sanitizers).
+ *
+ * CW_STRESS_COMPLETIONS sets the completions per configuration (default
+ * 1,000,000); set it higher for a long local run.
+ */
+#include "harness.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "clfixture.h"
+#include "cw/completion.h"
+#include "cw/relax.h"
+#include "cw/wait.h"
+
+enum { WAITERS = 4, SIGNALLERS = 2, BATCH = 8 };
+
+static unsigned long completions_per_config(void) {
+    const char *s = getenv("CW_STRESS_COMPLETIONS");
+    unsigned long n = s ? strtoul(s, NULL, 10) : 0;
+    return n ? n : 1000000ul;
+}
+
+/* A bounded MPMC queue of tokens; test plumbing, not the protocol under test. */
+struct queue {
+    pthread_mutex_t m;
+    pthread_cond_t not_empty;
+    uintptr_t buf[1024];
+    size_t head, count;
+    bool closed;
+};
+
+static void queue_push(struct queue *q, uintptr_t token) {
+    pthread_mutex_lock(&q->m);
+    while (q->count == sizeof q->buf / sizeof q->buf[0]) {
+        /* Full: signallers are behind. Let them run (one CPU). */
+        pthread_mutex_unlock(&q->m);
+        sched_yield();
+        pthread_mutex_lock(&q->m);
+    }
+    q->buf[(q->head + q->count++) % (sizeof q->buf / sizeof q->buf[0])] = token;
+    pthread_cond_signal(&q->not_empty);
+    pthread_mutex_unlock(&q->m);
+}
+
+static bool queue_pop(struct queue *q, uintptr_t *token) {
+    pthread_mutex_lock(&q->m);
+    while (q->count == 0 && !q->closed)
+        pthread_cond_wait(&q->not_empty, &q->m);
+    bool ok = q->count > 0;
+    if (ok) {
+        *token = q->buf[q->head];
+        q->head = (q->head + 1) % (sizeof q->buf / sizeof q->buf[0]);
+        q->count--;
+    }
+    pthread_mutex_unlock(&q->m);
+    return ok;
+}
+
+static int32_t status_of(uintptr_t token) {
+    return (int32_t)(token & 0x3fffffff);
+}
+
+struct books {
+    struct queue q;
+    unsigned long per_waiter;
+    atomic_ulong signalled, refused, duplicates;       /* by signallers */
+    atomic_ulong woken, landed_late, abandoned, wrong; /* by waiters */
+};
+
+static uint32_t next_random(uint32_t *x) {
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    return *x;
+}
+
+static void *signaller(void *arg) {
+    struct books *b = arg;
+    uintptr_t token;
+    unsigned long ok = 0, refused = 0, dup = 0;
+    uint32_t rnd = (uint32_t)(uintptr_t)&token | 1u;
+    while (queue_pop(&b->q, &token)) {
+        /* A random pause of up to ~10 µs lands the signal anywhere inside
+         * the waiters' 0-20 µs deadlines. */
+        for (uint32_t i = 0, n = next_random(&rnd) % 512; i < n; ++i)
+            cw_relax();
+        if (cw_completion_signal_token(token, status_of(token)))
+            ++ok;
+        else
+            ++refused;
+        /* Exactly once: a second signal of the same token never succeeds. */
+        dup += cw_completion_signal_token(token, 1);
+    }
+    atomic_fetch_add(&b->signalled, ok);
+    atomic_fetch_add(&b->refused, refused);
+    atomic_fetch_add(&b->duplicates, dup);
+    return NULL;
+}
+
+static void *waiter(void *arg) {
+    struct books *b = arg;
+    static atomic_uint seed = 1;
+    uint32_t rnd = atomic_fetch_add(&seed, 0x9e3779b9u) | 1u;
+    cw_futex_parker fp;
+    cw_futex_parker_init(&fp);
+    unsigned long woken = 0, late = 0, abandoned = 0, wrong = 0;
+    for (unsigned long done = 0; done < b->per_waiter; done += BATCH) {
+        cw_completion *c[BATCH];
+        uintptr_t token[BATCH];
+        for (int i = 0; i < BATCH; ++i) {
+            if (cw_completion_acquire((cw_completion_kind)(next_random(&rnd) % 4), &c[i]) != CW_OK)
+                abort(); /* the pool cannot run dry here: a few dozen are out */
+            token[i] = cw_completion_token(c[i]);
+            queue_push(&b->q, token[i]);
+        }
+        for (int i = 0; i < BATCH; ++i) {
+            /* One wait in four has a deadline of 0 to 20 µs and is likely
+             * to give up, racing the signaller for the slot. */
+            uint32_t r = next_random(&rnd);
+            uint64_t deadline =
+                r % 4 == 0 ? cw_deadline_after_ns((r >> 8) % 20000) : CW_DEADLINE_NONE;
+            int rc = cw_completion_wait(c[i], &fp.parker, deadline);
+            /* The status must be read before the release: after it the slot
+             * may already belong to another waiter. */
+            if (rc == CW_OK && cw_completion_status(c[i]) != status_of(token[i]))
+                ++wrong;
+            bool landed = cw_completion_release(c[i]);
+            if (rc == CW_OK) {
+                ++woken;
+                wrong += !landed;
+            } else if (landed) {
+                ++late; /* signalled as we gave up: still observed, once */
+            } else {
+                ++abandoned;
+            }
+        }
+    }
+    atomic_fetch_add(&b->woken, woken);
+    atomic_fetch_add(&b->landed_late, late);
+    atomic_fetch_add(&b->abandoned, abandoned);
+    atomic_fetch_add(&b->wrong, wrong);
+    return NULL;
+}
+
+static void run_books(const char *name) {
+    struct books *b = calloc(1, sizeof *b);
+    assert_non_null(b);
+    pthread_mutex_init(&b->q.m, NULL);
+    pthread_cond_init(&b->q.not_empty, NULL);
+    unsigned long total = completions_per_config();
+    b->per_waiter = (total + WAITERS * BATCH - 1) / (WAITERS * BATCH) * BATCH;
+    total = b->per_waiter * WAITERS;
+
+    pthread_t s[SIGNALLERS], w[WAITERS];
+    for (int i = 0; i < SIGNALLERS; ++i)
+        s[i] = cw_test_spawn(signaller, b);
+    for (int i = 0; i < WAITERS; ++i)
+        w[i] = cw_test_spawn(waiter, b);
+    for (int i = 0; i < WAITERS; ++i)
+        cw_test_join(w[i]);
+    pthread_mutex_lock(&b->q.m);
+    b->q.closed = true;
+    pthread_cond_broadcast(&b->q.not_empty);
+    pthread_mutex_unlock(&b->q.m);
+    for (int i = 0; i < SIGNALLERS; ++i)
+        cw_test_join(s[i]);
+
+    unsigned long signalled = atomic_load(&b->signalled), refused = atomic_load(&b->refused);
+    unsigned long woken = atomic_load(&b->woken), late = atomic_load(&b->landed_late);
+    unsigned long abandoned = atomic_load(&b->abandoned);
+    print_message("%s: %lu completions: %lu signalled (%lu woke the waiter, %lu landed as it "
+                  "gave up), %lu abandoned unsignalled, %lu late signals refused\n",
+                  name, total, signalled, woken, late, abandoned, refused);
+    assert_int_equal(signalled + refused, total);
+    assert_int_equal(signalled, woken + late);
+    assert_int_equal(refused, abandoned);
+    assert_int_equal(atomic_load(&b->duplicates), 0);
+    assert_int_equal(atomic_load(&b->wrong), 0);
+    assert_int_equal(cw_completion_outstanding(), 0);
+    pthread_cond_destroy(&b->q.not_empty);
+    pthread_mutex_destroy(&b->q.m);
+    free(b);
+}
+
+static void foreign_signals_all_cpus(void **state) {
+    (void)state;
+    run_books("all CPUs");
+}
+
+static void foreign_signals_one_cpu(void **state) {
+    (void)state;
+    cpu_set_t old = cw_test_pin_one_cpu(); /* inherited by every thread it spawns */
+    run_books("one CPU");
+    cw_test_unpin(old);
+}
+
+/* The same race through OpenCL: cw_wait with a short timeout on user events
+ * that another thread completes at a random moment, so the driver's callback
+ * often runs after the waiter gave up and its slot went to the next wait. */
+struct completer {
+    struct queue q;
+};
+
+static void *complete_events(void *arg) {
+    struct completer *c = arg;
+    uintptr_t e;
+    uint32_t rnd = 12345;
+    while (queue_pop(&c->q, &e)) {
+        /* 0 to ~50 µs: the same range as the waiter's timeouts. */
+        for (uint32_t i = 0, n = next_random(&rnd) % 2000; i < n; ++i)
+            cw_relax();
+        clSetUserEventStatus((cl_event)e, CL_COMPLETE);
+        clReleaseEvent((cl_event)e);
+    }
+    return NULL;
+}
+
+static void opencl_timeouts_race_callbacks(void **state) {
+    (void)state;
+    unsigned long n = completions_per_config() / 50;
+    struct completer c = {0};
+    pthread_mutex_init(&c.q.m, NULL);
+    pthread_cond_init(&c.q.not_empty, NULL);
+    pthread_t t = cw_test_spawn(complete_events, &c);
+    unsigned long timeouts = 0, errors = 0;
+    uint32_t rnd = 777;
+    for (unsigned long i = 0; i < n; ++i) {
+        cl_int err;
+        cl_event ev = clCreateUserEvent(host.context, &err);
+        assert_int_equal(err, CL_SUCCESS);
+        clRetainEvent(ev); /* the completer's reference */
+        queue_push(&c.q, (uintptr_t)ev);
+        cw_strategy s = (next_random(&rnd) & 1) ? CW_STRATEGY_COOPERATIVE : CW_STRATEGY_PTHREAD;
+        cw_wait_options o = {.strategy = s, .timeout_us = 1 + next_random(&rnd) % 50};
+        int rc = cw_wait(ev, &o, NULL);
+        if (rc == CW_ERR_TIMEOUT) {
+            ++timeouts;
+            o.timeout_us = 0;
+            rc = cw_wait(ev, &o, NULL); /* the abandoned wait left nothing behind */
+        }
+        errors += rc != CW_OK;
+        clReleaseEvent(ev);
+    }
+    pthread_mutex_lock(&c.q.m);
+    c.q.closed = true;
+    pthread_cond_broadcast(&c.q.not_empty);
+    pthread_mutex_unlock(&c.q.m);
+    cw_test_join(t);
+    print_message("%lu user events, %lu waits timed out and were abandoned\n", n, timeouts);
+    assert_int_equal(errors, 0);
+    assert_true(timeouts > 0); /* the race was exercised */
+    assert_int_equal(cw_completion_outstanding(), 0);
+}
+
+static const struct CMUnitTest stress_tests[] = {
+    cmocka_unit_test(foreign_signals_all_cpus),
+    cmocka_unit_test(foreign_signals_one_cpu),
+    cmocka_unit_test(opencl_timeouts_race_callbacks),
+};
+
+CW_TEST_MAIN(stress_tests, open_host, close_host)
