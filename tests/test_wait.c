@@ -302,6 +302,7 @@ static void strategy_names_round_trip(void **state) {
     assert_null(cw_strategy_name(CW_STRATEGY_COUNT));
     assert_int_equal(cw_strategy_from_name("no-such", &out), CW_ERR_INVALID_ARGUMENT);
     assert_int_equal(cw_strategy_from_name(NULL, &out), CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cw_strategy_from_name("blocking", NULL), CW_ERR_INVALID_ARGUMENT);
     for (int e = CW_OK; e >= CW_ERR_UNSUPPORTED; --e)
         for (int f = e - 1; f >= CW_ERR_UNSUPPORTED; --f)
             assert_string_not_equal(cw_strerror(e), cw_strerror(f));
