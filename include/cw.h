@@ -2,6 +2,7 @@
  * cw: waiting on OpenCL events without burning a core and without
  * lock-holder preemption. One header per layer of the design:
  *   relax.h -> spinlock.h -> parker.h -> cond.h -> completion.h -> wait.h
+ * and notify.h beside wait.h: completions that signal an event loop's descriptor.
  */
 #ifndef CW_H
 #define CW_H
@@ -13,9 +14,10 @@
 #include "cw/cond.h"
 #include "cw/completion.h"
 #include "cw/wait.h"
+#include "cw/notify.h"
 
 #define CW_VERSION_MAJOR 0
-#define CW_VERSION_MINOR 1
+#define CW_VERSION_MINOR 2
 #define CW_VERSION_PATCH 0
 
 #endif

@@ -1,11 +1,13 @@
 /* Layer 5: completion. A pool of slots addressed by (index, generation) tokens. */
 #include "cw/completion.h"
 #include "cw/cond.h"
+#include "cw/relax.h"
 #include "cw/spinlock.h"
 #include "internal.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -21,6 +23,8 @@ _Static_assert(sizeof(uintptr_t) >= 8, "a token packs a 32-bit index and generat
 struct cw_completion {
     _Atomic uint64_t ticket;
     atomic_int signalled; /* 1 once the signal has landed (written under the kind's lock) */
+    atomic_int watched;   /* 1 once the signaller's unpark of `watcher` has returned */
+    cw_parker *watcher;   /* set by the owner before the token is handed out */
     int32_t status;
     uint32_t index;
     cw_completion_kind kind;
@@ -56,6 +60,7 @@ static int grow_pool(void) {
         c->index = chunk_count * CHUNK_SLOTS + i;
         atomic_init(&c->ticket, 0);
         atomic_init(&c->signalled, 0);
+        atomic_init(&c->watched, 0);
         cw_spinlock_init(&c->lock);
         cw_cond_init(&c->cond);
         int rc = pthread_mutex_init(&c->mutex, NULL);
@@ -90,7 +95,9 @@ int cw_completion_acquire(cw_completion_kind kind, cw_completion **out) {
     c->kind = kind;
     c->status = 0;
     c->next_free = NULL;
+    c->watcher = NULL;
     atomic_store_explicit(&c->signalled, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->watched, 0, memory_order_relaxed);
     if (kind == CW_COMPLETION_NOYIELD_WAKE_LOCKED)
         cw_spinlock_init_noyield(&c->lock);
     else
@@ -119,6 +126,8 @@ static cw_completion *lookup(uint32_t index) {
 
 /* Publish the signal and wake the waiters; the caller has claimed the slot. */
 static void land(cw_completion *c, int32_t status) {
+    /* Set before the token was handed out; the claim's acquire made it visible. */
+    cw_parker *watcher = c->watcher;
     switch (c->kind) {
     case CW_COMPLETION_YIELD:
         cw_spinlock_lock(&c->lock);
@@ -145,6 +154,18 @@ static void land(cw_completion *c, int32_t status) {
         pthread_mutex_unlock(&c->mutex);
         break;
     }
+    if (watcher) {
+        /* After every lock is released, like the condition's waiters. The
+         * slot cannot be recycled before `watched` is set: release waits for
+         * it, so the store below is to a slot this signal still owns. */
+        CW_INJECT();
+        cw_unpark(watcher);
+        atomic_store_explicit(&c->watched, 1, memory_order_release);
+    }
+}
+
+void cw_completion_watch(cw_completion *c, cw_parker *watcher) {
+    c->watcher = watcher;
 }
 
 bool cw_completion_signal_token(uintptr_t token, int32_t status) {
@@ -223,7 +244,7 @@ int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns
     return rc;
 }
 
-bool cw_completion_release(cw_completion *c) {
+bool cw_completion_release(cw_completion *c, int32_t *status) {
     uint64_t t = atomic_load_explicit(&c->ticket, memory_order_relaxed);
     bool disarmed = (t & 1u) && atomic_compare_exchange_strong_explicit(
                                     &c->ticket, &t, t & ~(uint64_t)1, memory_order_relaxed,
@@ -243,7 +264,18 @@ bool cw_completion_release(cw_completion *c) {
             cw_spinlock_lock(&c->lock);
             cw_spinlock_unlock(&c->lock);
         }
+        /* The signaller's unpark of the watcher runs after it left the lock:
+         * the watcher's owner frees it once we return, so wait for the unpark
+         * to finish. It is short and its thread is running, but it may be
+         * preempted: spin briefly, then give the CPU away. Acquire pairs with
+         * the signaller's release store. */
+        cw_backoff b = CW_BACKOFF_INITIALIZER;
+        while (c->watcher && !atomic_load_explicit(&c->watched, memory_order_acquire))
+            if (!cw_backoff_spin(&b))
+                sched_yield();
     }
+    if (signalled && status)
+        *status = c->status; /* landed: written before the signaller's unlock we passed */
     atomic_fetch_sub_explicit(&outstanding, 1, memory_order_relaxed);
     cw_spinlock_lock(&pool_lock);
     c->next_free = free_list;

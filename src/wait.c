@@ -31,8 +31,9 @@ int cw_strategy_from_name(const char *name, cw_strategy *out) {
     return CW_ERR_INVALID_ARGUMENT;
 }
 
-/* Map an OpenCL error of a call on the event to cw's codes. */
-static int cl_failure(cl_int err, cl_int *cl_status) {
+/* Map an OpenCL error of a call on the event to cw's codes; the error is
+ * handed back in *cl_status. Shared with notify.c. */
+int cw__cl_failure(cl_int err, cl_int *cl_status) {
     *cl_status = err;
     return err == CL_INVALID_EVENT ? CW_ERR_INVALID_EVENT : CW_ERR_OPENCL;
 }
@@ -41,7 +42,7 @@ static int read_status(cl_event event, cl_int *status) {
     cl_int st = 0;
     cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
     if (err != CL_SUCCESS)
-        return cl_failure(err, status);
+        return cw__cl_failure(err, status);
     *status = st;
     return CW_OK;
 }
@@ -51,12 +52,17 @@ static int final_status(cl_int st) {
     return st == CL_COMPLETE ? CW_OK : CW_ERR_COMMAND_FAILED;
 }
 
-static int flush_queue(cl_event event, cl_int *cl_status) {
+/* Only a CL_QUEUED command can still be waiting for a flush; from
+ * CL_SUBMITTED on it is with the device already. User events have no queue.
+ * Shared with notify.c. */
+int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status) {
+    if (status != CL_QUEUED)
+        return CW_OK;
     cl_command_queue queue = NULL;
     cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof queue, &queue, NULL);
-    if (err == CL_SUCCESS && queue) /* user events have no queue */
+    if (err == CL_SUCCESS && queue)
         err = clFlush(queue);
-    return err == CL_SUCCESS ? CW_OK : cl_failure(err, cl_status);
+    return err == CL_SUCCESS ? CW_OK : cw__cl_failure(err, cl_status);
 }
 
 static int wait_blocking(cl_event event, cl_int *cl_status) {
@@ -69,7 +75,7 @@ static int wait_blocking(cl_event event, cl_int *cl_status) {
         int rc = read_status(event, cl_status);
         return rc != CW_OK ? rc : final_status(*cl_status);
     }
-    return cl_failure(err, cl_status);
+    return cw__cl_failure(err, cl_status);
 }
 
 static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
@@ -100,7 +106,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
     cl_int err;
     rc = cw_completion_attach(c, event, &err);
     if (rc != CW_OK) {
-        cw_completion_release(c);
+        cw_completion_release(c, NULL);
         *cl_status = err;
         return rc;
     }
@@ -129,7 +135,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
     }
     /* Disarms the completion if the callback has not claimed it: a callback
      * that runs later, or never, finds a stale token and touches nothing. */
-    bool signalled = cw_completion_release(c);
+    bool signalled = cw_completion_release(c, NULL);
     if (rc == CW_ERR_TIMEOUT && signalled)
         rc = CW_OK; /* the callback landed as we gave up: report what happened */
     if (rc != CW_OK)
@@ -177,8 +183,8 @@ int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_status) {
     rc = read_status(event, cl_status);
     if (rc != CW_OK || *cl_status <= CL_COMPLETE)
         return rc != CW_OK ? rc : final_status(*cl_status);
-    if (*cl_status == CL_QUEUED && !(o->flags & CW_WAIT_NO_FLUSH) &&
-        (rc = flush_queue(event, cl_status)) != CW_OK)
+    if (!(o->flags & CW_WAIT_NO_FLUSH) &&
+        (rc = cw__flush_if_queued(event, *cl_status, cl_status)) != CW_OK)
         return rc;
 
     uint64_t deadline = CW_DEADLINE_NONE;

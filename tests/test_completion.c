@@ -23,7 +23,9 @@ static void signal_before_wait_is_not_lost(void **state) {
         cw_futex_parker_init(&fp);
         assert_int_equal(cw_completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
         assert_int_equal(cw_completion_status(c), 42);
-        assert_true(cw_completion_release(c));
+        int32_t status = 0;
+        assert_true(cw_completion_release(c, &status));
+        assert_int_equal(status, 42);
     }
 }
 
@@ -53,7 +55,7 @@ static void foreign_thread_signal_wakes_waiter(void **state) {
         assert_int_equal(cw_completion_status(c), 7);
         cw_test_join(t);
         assert_int_equal(atomic_load(&l.result), 1);
-        assert_true(cw_completion_release(c));
+        assert_true(cw_completion_release(c, NULL));
     }
 }
 
@@ -86,7 +88,7 @@ static void signalled_exactly_once_by_racing_threads(void **state) {
         for (int i = 0; i < 3; ++i)
             cw_test_join(t[i]);
         assert_int_equal(atomic_load(&r.wins), 1);
-        assert_true(cw_completion_release(c));
+        assert_true(cw_completion_release(c, NULL));
     }
 }
 
@@ -95,7 +97,7 @@ static void stale_token_is_ignored_after_release(void **state) {
     cw_completion *c, *d;
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
     uintptr_t old = cw_completion_token(c);
-    assert_false(cw_completion_release(c)); /* never signalled: disarmed */
+    assert_false(cw_completion_release(c, NULL)); /* never signalled: disarmed */
     assert_false(cw_completion_signal_token(old, 1));
     /* The slot is reused (LIFO pool) under a new generation; the old token
      * must not signal the new owner. */
@@ -103,7 +105,7 @@ static void stale_token_is_ignored_after_release(void **state) {
     assert_int_not_equal(cw_completion_token(d), old);
     assert_false(cw_completion_signal_token(old, 1));
     assert_false(cw_completion_is_signalled(d));
-    assert_false(cw_completion_release(d));
+    assert_false(cw_completion_release(d, NULL));
     /* Tokens that were never handed out are refused too. */
     assert_false(cw_completion_signal_token(0xffffffffu, 1));
     assert_false(cw_completion_signal_token((uintptr_t)12345 << 32 | 3, 1));
@@ -123,7 +125,7 @@ static void waiter_times_out_then_late_signal(void **state) {
         cw_futex_parker_init(&fp);
         assert_int_equal(cw_completion_wait(c, &fp.parker, cw_deadline_after_ns(1000000)),
                          CW_ERR_TIMEOUT);
-        assert_false(cw_completion_release(c));
+        assert_false(cw_completion_release(c, NULL));
         cw_test_join(t);
         assert_int_equal(atomic_load(&l.result), 0);
     }
@@ -141,7 +143,7 @@ static void callback_runs_inline_on_completed_event(void **state) {
     /* Signalled before attach returned, on this very thread. */
     assert_true(cw_completion_is_signalled(c));
     assert_int_equal(cw_completion_status(c), CL_COMPLETE);
-    assert_true(cw_completion_release(c));
+    assert_true(cw_completion_release(c, NULL));
     clReleaseEvent(ev);
 }
 
@@ -172,7 +174,7 @@ static void abandoned_attach_then_callback_fires(void **state) {
     cw_futex_parker_init(&fp);
     assert_int_equal(cw_completion_wait(c, &fp.parker, cw_deadline_after_ns(2000000)),
                      CW_ERR_TIMEOUT);
-    assert_false(cw_completion_release(c));
+    assert_false(cw_completion_release(c, NULL));
     /* Someone else takes the slot meanwhile: the late callback must not signal it. */
     cw_completion *d;
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
@@ -180,7 +182,7 @@ static void abandoned_attach_then_callback_fires(void **state) {
     pthread_t t = cw_test_spawn(set_user_event_later, &u);
     cw_test_join(t);
     assert_false(cw_completion_is_signalled(d));
-    assert_false(cw_completion_release(d));
+    assert_false(cw_completion_release(d, NULL));
     clReleaseEvent(ev);
 }
 
@@ -192,7 +194,7 @@ static void attach_rejects_bad_input(void **state) {
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
     assert_int_equal(cw_completion_attach(c, NULL, NULL), CW_ERR_INVALID_ARGUMENT);
     assert_int_equal(cw_completion_attach(NULL, (cl_event)&host, NULL), CW_ERR_INVALID_ARGUMENT);
-    assert_false(cw_completion_release(c));
+    assert_false(cw_completion_release(c, NULL));
 }
 
 /* Many slots at once: the pool grows past one chunk and gives all back. */
@@ -210,7 +212,7 @@ static void pool_grows_and_recycles(void **state) {
     for (int i = 0; i < N; ++i) {
         if (i % 2 == 0)
             assert_int_equal(cw_completion_status(cs[i]), i);
-        assert_int_equal(cw_completion_release(cs[i]), i % 2 == 0);
+        assert_int_equal(cw_completion_release(cs[i], NULL), i % 2 == 0);
     }
     assert_int_equal(cw_completion_outstanding(), before);
     free(cs);

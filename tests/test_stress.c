@@ -130,11 +130,13 @@ static void *waiter(void *arg) {
             uint64_t deadline =
                 r % 4 == 0 ? cw_deadline_after_ns((r >> 8) % 20000) : CW_DEADLINE_NONE;
             int rc = cw_completion_wait(c[i], &fp.parker, deadline);
-            /* The status must be read before the release: after it the slot
-             * may already belong to another waiter. */
-            if (rc == CW_OK && cw_completion_status(c[i]) != status_of(token[i]))
+            /* The status comes from the release: a signal may land as the
+             * waiter gives up, and after the release the slot may already
+             * serve another waiter. */
+            int32_t status = -1;
+            bool landed = cw_completion_release(c[i], &status);
+            if (landed && status != status_of(token[i]))
                 ++wrong;
-            bool landed = cw_completion_release(c[i]);
             if (rc == CW_OK) {
                 ++woken;
                 wrong += !landed;

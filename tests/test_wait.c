@@ -263,7 +263,7 @@ static void rejected_event_handle_returns_invalid_event(void **state) {
     cl_int err = 0;
     assert_int_equal(cw_completion_attach(c, clshim_bad_event, &err), CW_ERR_INVALID_EVENT);
     assert_int_equal(err, CL_INVALID_EVENT);
-    assert_false(cw_completion_release(c));
+    assert_false(cw_completion_release(c, NULL));
     assert_int_equal(cw_completion_outstanding(), 0);
 }
 

@@ -68,19 +68,38 @@ CW_API int cw_completion_attach(cw_completion *c, cl_event event, cl_int *cl_err
  */
 CW_API int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns);
 
+/*
+ * Also wake `watcher` when the completion is signalled, without a thread
+ * blocked in cw_completion_wait: this is how an event loop's file descriptor
+ * is signalled (see notify.h). Call it before the token is handed out
+ * (before cw_completion_attach). NULL removes the watcher.
+ *
+ * The signaller calls cw_unpark(watcher) once, after it released the
+ * completion's lock, on its own thread. Unlike a parker that serves
+ * cw_completion_wait, the watcher may be touched by its unpark after the
+ * signal is visible: cw_completion_release waits until that unpark has
+ * returned (a bounded wait: the signaller is running), so the watcher, and
+ * anything its unpark uses, must stay valid until release returns, and no
+ * longer.
+ */
+CW_API void cw_completion_watch(cw_completion *c, cw_parker *watcher);
+
 /* Whether it was signalled (a snapshot; true is final). */
 CW_API bool cw_completion_is_signalled(const cw_completion *c);
 
-/* The status passed to the signal; meaningful once signalled. */
+/* The status passed to the signal; meaningful once signalled, and only
+ * until the completion is released (the slot may then serve another wait). */
 CW_API int32_t cw_completion_status(const cw_completion *c);
 
 /*
  * Give the completion back. If it is still armed it is disarmed first, and a
  * later signal is ignored. If a signal was claimed but has not finished
  * landing, this waits for it (a bounded wait: the signaller is running).
- * Returns true if the completion had been signalled.
+ * Returns true if the completion had been signalled, and then stores the
+ * signalled status in *status when `status` is not NULL: the only safe way to
+ * learn the status of a signal that landed as its waiter gave up.
  */
-CW_API bool cw_completion_release(cw_completion *c);
+CW_API bool cw_completion_release(cw_completion *c, int32_t *status);
 
 /* Slots currently handed out (for leak checks in tests). */
 CW_API unsigned cw_completion_outstanding(void);

@@ -30,6 +30,22 @@ extern "C" {
  *   must not touch the parker's memory after publishing the token (a futex
  *   wake on its address is fine: the kernel only hashes the address).
  * - Only one thread parks on a parker at a time.
+ *
+ * Scheduler hooks. A language runtime passes its own parker in
+ * cw_wait_options.parker: park suspends the current task and switches to the
+ * runtime's scheduler; unpark, called by the CL_COMPLETE callback on a driver
+ * thread, makes the task runnable and wakes the scheduler's thread. The
+ * scheduler must honour the deadline: cooperative waits park with one (the
+ * failed-command check, the timeout) and rely on CW_ERR_TIMEOUT. A complete
+ * example on ucontext tasks is tests/test_executor.c.
+ *
+ * There is no separate yield op, because nothing in cw would call it for a
+ * task: park already is the yield to the runtime's scheduler, and cw never
+ * holds a lock across park, so the holder of a lock a task spins on is always
+ * another OS thread (a driver thread), never a sibling task; the spin lock's
+ * sched_yield, which lets that thread run, is the right yield there. The one
+ * remaining OS-level block is short: cw_completion_release waits on a futex
+ * for a callback that already claimed the completion to finish landing.
  */
 typedef struct cw_parker cw_parker;
 

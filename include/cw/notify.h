@@ -1,0 +1,107 @@
+/* cw layer 6, beside cw_wait: completions that signal a file descriptor, for event loops. */
+#ifndef CW_NOTIFY_H
+#define CW_NOTIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "cw/common.h"
+#include "cw/opencl.h"
+#include "cw/wait.h" /* CW_CHECK_INTERVAL_* */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A notifier lets an event loop (epoll, libuv, asyncio) await many OpenCL
+ * events on one file descriptor, with no thread per wait:
+ *
+ *   cw_notifier_create(0, &n);
+ *   cw_notifier_watch(n, event, tag);          // any number of events
+ *   ... the loop polls cw_notifier_fd(n) for readability (level-triggered) ...
+ *   k = cw_notifier_drain(n, results, max);   // each watch comes back once
+ *
+ * Each watch takes a completion from cw's pool and registers its CL_COMPLETE
+ * callback; the callback, on a driver thread, pushes the watch onto a
+ * lock-free list and makes the descriptor readable. The loop then drains the
+ * finished watches and reads each event's real execution status.
+ *
+ * Failed commands: PoCL 3.1 to 6.0 and rusticl never run the CL_COMPLETE
+ * callback of a command that fails. The descriptor therefore also becomes
+ * readable when a status check is due (a timer inside it, armed only while
+ * watches are pending): the next drain reads the status of every pending
+ * watch and finishes those that failed. The check interval starts at
+ * `check_interval_us` and doubles after each check up to
+ * CW_CHECK_INTERVAL_GROWTH times it (16 ms, 32, 64, 128, then every 256 ms
+ * by default), starting again from the first when no watch is pending.
+ *
+ * The descriptor is an epoll instance holding an eventfd (the callbacks'
+ * wake-ups) and a timerfd (the checks): a single descriptor the loop only
+ * polls for readability and never reads itself. It is close-on-exec.
+ *
+ * Threads: the callbacks run on any thread; watch, cancel, drain and pending
+ * may be called from any thread (they serialise on a mutex), destroy from
+ * one thread once nothing else uses the notifier.
+ */
+typedef struct cw_notifier cw_notifier;
+
+/* One finished watch. */
+typedef struct cw_notifier_result {
+    uint64_t tag;  /* as given to cw_notifier_watch */
+    int rc;        /* CW_OK, CW_ERR_COMMAND_FAILED, CW_ERR_INVALID_EVENT or CW_ERR_OPENCL */
+    cl_int status; /* CL_COMPLETE, the negative execution status, or the OpenCL error */
+} cw_notifier_result;
+
+/*
+ * Create a notifier. `check_interval_us`: first status-check interval, 0 for
+ * CW_CHECK_INTERVAL_US_DEFAULT, at most CW_CHECK_INTERVAL_US_MAX. Returns 0,
+ * CW_ERR_INVALID_ARGUMENT or CW_ERR_NO_MEMORY (also when the descriptors
+ * cannot be had: out of file descriptors).
+ */
+CW_API int cw_notifier_create(uint32_t check_interval_us, cw_notifier **out);
+
+/*
+ * Destroy it, with or without pending watches. Pending watches are dropped
+ * without a result: their completions are given back to the pool, so a
+ * callback that runs later, or never, touches nothing of the notifier.
+ */
+CW_API void cw_notifier_destroy(cw_notifier *n);
+
+/* The descriptor to poll for readability. Valid until cw_notifier_destroy. */
+CW_API int cw_notifier_fd(const cw_notifier *n);
+
+/*
+ * Watch `event` (retained until its result is drained or the watch is
+ * cancelled); `tag` comes back in its result. Like cw_wait, it flushes the
+ * event's queue when the command is still CL_QUEUED, so that an unflushed
+ * command cannot be awaited forever. An event that already finished is
+ * reported by the next drain. Returns 0, CW_ERR_INVALID_ARGUMENT,
+ * CW_ERR_INVALID_EVENT, CW_ERR_OPENCL (the OpenCL error in *cl_error when not
+ * NULL) or CW_ERR_NO_MEMORY; on error nothing is watched.
+ */
+CW_API int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_error);
+
+/*
+ * Cancel the pending watch with `tag` (the oldest one, if several share it):
+ * no result will be reported for it. Returns 0, or CW_ERR_INVALID_ARGUMENT
+ * when no pending watch has that tag (it was already drained, or never
+ * watched).
+ */
+CW_API int cw_notifier_cancel(cw_notifier *n, uint64_t tag);
+
+/*
+ * Collect up to `max` finished watches into `out`, each exactly once, and
+ * return how many. Call it when the descriptor is readable; it resets the
+ * descriptor, runs the status check when it is due, and leaves the
+ * descriptor readable when more than `max` results are waiting. Returns 0
+ * on a spurious wake-up.
+ */
+CW_API size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max);
+
+/* Watches not yet drained or cancelled. */
+CW_API size_t cw_notifier_pending(cw_notifier *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,365 @@
+/* Layer 6, beside cw_wait: completions that signal an event loop's file descriptor. */
+#include "cw/notify.h"
+#include "cw/completion.h"
+#include "cw/wait.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+/*
+ * One watch per awaited event. Its parker is the completion's watcher: the
+ * signal (the CL_COMPLETE callback, or the notifier's own status check)
+ * "unparks" it by pushing it onto the notifier's ready list and making the
+ * eventfd readable. The memory of a watch is freed only by drain, cancel's
+ * drain, or destroy, and always after cw_completion_release, which
+ * - disarms the completion when no signal claimed it, so that a callback
+ *   arriving later (or never: failed commands on PoCL 3.1) finds a stale
+ *   token and touches only the pool's ticket word, never this watch;
+ * - otherwise waits until the signaller's unpark returned, so that the push
+ *   and the eventfd write below never touch freed memory.
+ */
+typedef struct watch {
+    cw_parker parker; /* first member: the unpark op casts back */
+    cw_notifier *owner;
+    cw_completion *completion;
+    cl_event event; /* retained */
+    uint64_t tag;
+    bool cancelled;            /* under owner->mutex */
+    struct watch *ready_next;  /* ready list (lock-free), then taken list (mutex) */
+    struct watch *prev, *next; /* every live watch, under owner->mutex */
+} watch;
+
+struct cw_notifier {
+    int epfd, efd, tfd;
+    /* Serialises the owner's side; the signalling side never takes it, so a
+     * callback can neither block on the loop nor deadlock with a drain that
+     * waits for its unpark in cw_completion_release. */
+    pthread_mutex_t mutex;
+    /* Pushed by signallers (LIFO), taken whole by drain. */
+    watch *_Atomic ready;
+    watch *taken_head, *taken_tail; /* taken from `ready`, not yet delivered (FIFO) */
+    watch *live;                    /* all watches not yet freed, cancelled ones included */
+    size_t pending;                 /* live watches not cancelled */
+    uint64_t first_ns, interval_ns;
+};
+
+static void make_readable(cw_notifier *n) {
+    uint64_t one = 1;
+    /* EAGAIN would mean the counter is about to overflow: it is readable anyway. */
+    if (write(n->efd, &one, sizeof one) != (ssize_t)sizeof one && errno != EAGAIN)
+        cw__die("eventfd write", errno);
+}
+
+static int watch_park(cw_parker *p, uint64_t deadline_ns) {
+    (void)p;
+    (void)deadline_ns;
+    /* Nobody waits on a watch's completion with its parker: the notifier
+     * only uses it as the completion's watcher. */
+    return CW_ERR_UNSUPPORTED;
+}
+
+static void watch_unpark(cw_parker *p) {
+    watch *w = (watch *)p;
+    cw_notifier *n = w->owner;
+    watch *head = atomic_load_explicit(&n->ready, memory_order_relaxed);
+    do
+        w->ready_next = head;
+    /* Release: the drain that takes the list (acquire) sees ready_next. */
+    while (!atomic_compare_exchange_weak_explicit(&n->ready, &head, w, memory_order_release,
+                                                  memory_order_relaxed));
+    /* Only a push onto an empty list writes. A non-empty list was announced
+     * by the push that made it non-empty, and drain resets the eventfd before
+     * it takes the list, so that announcement is still unconsumed. The
+     * notifier is alive here: cw_completion_release waits for this unpark to
+     * return before the watch or the notifier can be freed. */
+    if (!head)
+        make_readable(n);
+}
+
+static const cw_parker_ops watch_ops = {watch_park, watch_unpark};
+
+static void set_timer(cw_notifier *n, uint64_t ns) {
+    struct itimerspec its = {.it_value = cw__timespec(ns)}; /* 0: disarm */
+    if (timerfd_settime(n->tfd, 0, &its, NULL) != 0)
+        cw__die("timerfd_settime", errno);
+}
+
+int cw_notifier_create(uint32_t check_interval_us, cw_notifier **out) {
+    if (!out || check_interval_us > CW_CHECK_INTERVAL_US_MAX)
+        return CW_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    cw_notifier *n = calloc(1, sizeof *n);
+    if (!n)
+        return CW_ERR_NO_MEMORY;
+    n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    n->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    n->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (n->efd < 0 || n->tfd < 0 || n->epfd < 0) {
+        int e = errno;
+        if (e != EMFILE && e != ENFILE && e != ENOMEM && e != ENODEV)
+            cw__die("eventfd/timerfd_create/epoll_create1", e);
+        if (n->efd >= 0)
+            close(n->efd);
+        if (n->tfd >= 0)
+            close(n->tfd);
+        if (n->epfd >= 0)
+            close(n->epfd);
+        free(n);
+        return CW_ERR_NO_MEMORY;
+    }
+    /* Level-triggered members: the outer descriptor stays readable until a
+     * drain has read both, whichever loop polls it and however it polls. */
+    struct epoll_event ev = {.events = EPOLLIN};
+    ev.data.fd = n->efd;
+    if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->efd, &ev) != 0)
+        cw__die("epoll_ctl", errno);
+    ev.data.fd = n->tfd;
+    if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->tfd, &ev) != 0)
+        cw__die("epoll_ctl", errno);
+    int rc = pthread_mutex_init(&n->mutex, NULL);
+    if (rc != 0)
+        cw__die("pthread_mutex_init", rc);
+    atomic_init(&n->ready, NULL);
+    n->first_ns =
+        (uint64_t)(check_interval_us ? check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) * 1000u;
+    n->interval_ns = n->first_ns;
+    *out = n;
+    return CW_OK;
+}
+
+int cw_notifier_fd(const cw_notifier *n) {
+    return n ? n->epfd : -1;
+}
+
+static void link_live(cw_notifier *n, watch *w) {
+    w->prev = NULL;
+    w->next = n->live;
+    if (n->live)
+        n->live->prev = w;
+    n->live = w;
+    /* The first pending watch starts the status checks from the first interval. */
+    if (n->pending++ == 0) {
+        n->interval_ns = n->first_ns;
+        set_timer(n, n->first_ns);
+    }
+}
+
+static void unlink_live(cw_notifier *n, watch *w) {
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        n->live = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+}
+
+/* A watch stops being pending (delivered or cancelled). */
+static void retire(cw_notifier *n) {
+    if (--n->pending == 0)
+        set_timer(n, 0);
+}
+
+/* Give everything back. The release comes first: see the comment on `watch`. */
+static void free_watch(watch *w) {
+    cw_completion_release(w->completion, NULL);
+    clReleaseEvent(w->event);
+    free(w);
+}
+
+int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_error) {
+    cl_int sink;
+    if (!cl_error)
+        cl_error = &sink;
+    *cl_error = CL_SUCCESS;
+    if (!n || !event)
+        return CW_ERR_INVALID_ARGUMENT;
+    cl_int st = 0;
+    cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    if (err != CL_SUCCESS)
+        return cw__cl_failure(err, cl_error);
+    int rc = cw__flush_if_queued(event, st, cl_error);
+    if (rc != CW_OK)
+        return rc;
+    watch *w = calloc(1, sizeof *w);
+    if (!w)
+        return CW_ERR_NO_MEMORY;
+    rc = cw_completion_acquire(CW_COMPLETION_YIELD, &w->completion);
+    if (rc != CW_OK) {
+        free(w);
+        return rc;
+    }
+    w->parker.ops = &watch_ops;
+    w->owner = n;
+    w->tag = tag;
+    w->event = event;
+    cw_completion_watch(w->completion, &w->parker);
+    clRetainEvent(event);
+
+    /* Registration happens under the mutex so that a status check (which
+     * holds it) never signals a watch whose registration may still fail and
+     * free it. The callback may run inline inside clSetEventCallback: it
+     * does not take the mutex. */
+    pthread_mutex_lock(&n->mutex);
+    link_live(n, w);
+    if (st <= CL_COMPLETE) /* finished or failed already: no callback needed */
+        cw_completion_signal_token(cw_completion_token(w->completion), st);
+    else
+        rc = cw_completion_attach(w->completion, event, cl_error);
+    if (rc != CW_OK) {
+        /* No callback was registered and nobody else signals under our
+         * mutex: the completion is still armed and the watch unpublished. */
+        unlink_live(n, w);
+        retire(n);
+    }
+    pthread_mutex_unlock(&n->mutex);
+    if (rc != CW_OK)
+        free_watch(w);
+    return rc;
+}
+
+/* The failed-command check: PoCL fires no callback for them, so read every
+ * pending watch's status and signal the final ones ourselves. A callback
+ * racing with us is harmless: the completion's claim lets one of us win. */
+static void check_pending(cw_notifier *n) {
+    for (watch *w = n->live; w; w = w->next) {
+        if (w->cancelled || cw_completion_is_signalled(w->completion))
+            continue;
+        cl_int st = 0;
+        cl_int err =
+            clGetEventInfo(w->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+        if (err != CL_SUCCESS || st <= CL_COMPLETE)
+            cw_completion_signal_token(cw_completion_token(w->completion),
+                                       err != CL_SUCCESS ? err : st);
+    }
+}
+
+static void result_of(const watch *w, cw_notifier_result *r) {
+    r->tag = w->tag;
+    cl_int st = 0;
+    cl_int err = clGetEventInfo(w->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    if (err != CL_SUCCESS) {
+        r->rc = cw__cl_failure(err, &r->status);
+        return;
+    }
+    /* The callback reports the trigger status; the event's own is the
+     * authority. Should an implementation run the callback before it
+     * publishes a final status, fall back to the signalled one. */
+    if (st > CL_COMPLETE)
+        st = cw_completion_status(w->completion);
+    r->status = st;
+    r->rc = st == CL_COMPLETE ? CW_OK : st < 0 ? CW_ERR_COMMAND_FAILED : CW_ERR_OPENCL;
+}
+
+size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
+    if (!n || (!out && max))
+        return 0;
+    pthread_mutex_lock(&n->mutex);
+    /* Reset the eventfd before taking the list: a push after the reset that
+     * finds the list empty writes again, so no push goes unannounced. */
+    uint64_t count;
+    if (read(n->efd, &count, sizeof count) < 0 && errno != EAGAIN)
+        cw__die("eventfd read", errno);
+    ssize_t got = read(n->tfd, &count, sizeof count);
+    if (got < 0 && errno != EAGAIN)
+        cw__die("timerfd read", errno);
+    if (got == (ssize_t)sizeof count && n->pending > 0) {
+        check_pending(n);
+        if (n->interval_ns < CW_CHECK_INTERVAL_GROWTH * n->first_ns)
+            n->interval_ns *= 2;
+        set_timer(n, n->interval_ns);
+    }
+
+    /* Acquire pairs with the pushes' release. The list is LIFO: reverse it
+     * onto the tail of the taken FIFO. */
+    watch *lifo = atomic_exchange_explicit(&n->ready, NULL, memory_order_acquire);
+    watch *fifo = NULL;
+    while (lifo) {
+        watch *next = lifo->ready_next;
+        lifo->ready_next = fifo;
+        fifo = lifo;
+        lifo = next;
+    }
+    if (fifo) {
+        if (n->taken_tail)
+            n->taken_tail->ready_next = fifo;
+        else
+            n->taken_head = fifo;
+        for (n->taken_tail = fifo; n->taken_tail->ready_next;)
+            n->taken_tail = n->taken_tail->ready_next;
+    }
+
+    size_t k = 0;
+    while (n->taken_head && k < max) {
+        watch *w = n->taken_head;
+        n->taken_head = w->ready_next;
+        if (!n->taken_head)
+            n->taken_tail = NULL;
+        unlink_live(n, w);
+        if (!w->cancelled) {
+            result_of(w, &out[k++]);
+            retire(n);
+        }
+        free_watch(w);
+    }
+    if (n->taken_head)
+        make_readable(n); /* more than `max` finished: come back for the rest */
+    pthread_mutex_unlock(&n->mutex);
+    return k;
+}
+
+int cw_notifier_cancel(cw_notifier *n, uint64_t tag) {
+    if (!n)
+        return CW_ERR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&n->mutex);
+    watch *found = NULL;
+    for (watch *w = n->live; w; w = w->next)
+        if (!w->cancelled && w->tag == tag)
+            found = w; /* the list is newest first: keep the last match, the oldest */
+    if (found) {
+        found->cancelled = true;
+        retire(n);
+        /* Claim the completion ourselves (or find the callback did): either
+         * way the watch lands on the ready list, and the next drain frees
+         * it. Freeing it here could leave it on that list. */
+        cw_completion_signal_token(cw_completion_token(found->completion), CL_COMPLETE);
+    }
+    pthread_mutex_unlock(&n->mutex);
+    return found ? CW_OK : CW_ERR_INVALID_ARGUMENT;
+}
+
+size_t cw_notifier_pending(cw_notifier *n) {
+    if (!n)
+        return 0;
+    pthread_mutex_lock(&n->mutex);
+    size_t p = n->pending;
+    pthread_mutex_unlock(&n->mutex);
+    return p;
+}
+
+void cw_notifier_destroy(cw_notifier *n) {
+    if (!n)
+        return;
+    /* Every live watch, on the ready list or not, is on `live`. Releasing
+     * its completion disarms it (a later callback is ignored) or waits for
+     * an unpark in progress; after that nothing references the notifier. */
+    pthread_mutex_lock(&n->mutex);
+    while (n->live) {
+        watch *w = n->live;
+        n->live = w->next;
+        free_watch(w);
+    }
+    pthread_mutex_unlock(&n->mutex);
+    pthread_mutex_destroy(&n->mutex);
+    close(n->epfd);
+    close(n->efd);
+    close(n->tfd);
+    free(n);
+}
