@@ -2,8 +2,9 @@
 """Check a cw-bench JSON file (python3 standard library only).
 
 Exits 0 when the file parses, has a header with the OpenCL and host fields,
-and holds one record for every strategy x config x kernel expected, each
-with the required numeric fields and a verified result. Exits 1 otherwise
+holds one record for every strategy x config x kernel expected, each
+with the required numeric fields and a verified result, and has the
+timer-slack table (1, 10, 100, 1000 us sleeps, default and 1 ns slack). Exits 1 otherwise
 (2 on a usage error), printing what is wrong.
 
 By default the expected strategies, configs and kernels are the ones the
@@ -85,6 +86,31 @@ def main():
             problems.append(f"{where}: no launches")
         if rec.get("ok") is False:
             problems.append(f"{where}: result verification failed")
+
+    # The timer-slack table: each requested sleep with the default slack and
+    # with 1 ns, each taking at least the time requested.
+    slack = doc.get("timerslack")
+    if not isinstance(slack, list):
+        problems.append("lacks the 'timerslack' array")
+    else:
+        seen = set()
+        for i, t in enumerate(slack):
+            if not isinstance(t, dict):
+                problems.append(f"timerslack[{i}] is not an object")
+                continue
+            for key in ("requested_us", "slack_ns", "n", "mean_us", "median_us", "p90_us"):
+                v = t.get(key)
+                if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+                    problems.append(f"timerslack[{i}]: '{key}' is not a valid number: {v!r}")
+            if isinstance(t.get("median_us"), (int, float)) and \
+                    isinstance(t.get("requested_us"), (int, float)) and \
+                    t["median_us"] < t["requested_us"]:
+                problems.append(f"timerslack[{i}]: a sleep shorter than requested")
+            seen.add((t.get("requested_us"), t.get("slack")))
+        for req in (1, 10, 100, 1000):
+            for sl in ("default", "1ns"):
+                if (req, sl) not in seen:
+                    problems.append(f"timerslack lacks {req} us with {sl} slack")
 
     valid = [r for r in results if isinstance(r, dict)]
     for k in kernels:

@@ -128,6 +128,8 @@ typedef struct options {
     const char *platform;
     const char *json, *csv, *plot;
     bool quick;
+    unsigned long spin_us; /* cw_wait_options.spin_us (0: cw's default) */
+    bool stats;            /* --stats: cw_stats per (kernel, config, strategy) */
     /* Internal, for the re-executed child. */
     enum { MODE_PARENT, MODE_RUN, MODE_CALIBRATE } mode;
     int result_fd;
@@ -164,6 +166,9 @@ static void usage(FILE *f) {
             "  --busy-global N     work-items of the busy kernel [%u]\n"
             "  --saxpy-n N         floats in saxpy [%u]\n"
             "  --platform NAME     first OpenCL platform whose name contains NAME\n"
+            "  --spin-us N         cw_wait_options.spin_us: spin-park's budget, auto's cap [0 =\n"
+            "                      cw's default]\n"
+            "  --stats             print cw's wait statistics (cw_stats) per strategy and cell\n"
             "                      [$CW_PLATFORM, else PoCL, else the first]; for 'rusticl',\n"
             "                      RUSTICL_ENABLE=llvmpipe is set unless already set\n"
             "  --json FILE         write {\"header\": {...}, \"results\": [...]} [none]\n"
@@ -203,6 +208,10 @@ static void parse_options(int argc, char **argv, options *o) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         unsigned long u;
         char buf[512], *items[MAX_CONFIGS + 1];
+        if (!strcmp(a, "--stats")) {
+            o->stats = true;
+            continue;
+        }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             exit(0);
@@ -282,6 +291,9 @@ static void parse_options(int argc, char **argv, options *o) {
                 for (int k = 0; k < n; ++k)
                     o->busy_us[k] = 0;
             o->nbusy = n;
+        } else if (!strcmp(a, "--spin-us")) {
+            if (!parse_uint(v, 1, CW_SPIN_US_MAX, &o->spin_us))
+                die("--spin-us: expected 1 to %u, got '%s'", CW_SPIN_US_MAX, v);
         } else if (!strcmp(a, "--busy-global")) {
             if (!parse_uint(v, 1, 1ul << 26, &u))
                 die("--busy-global: expected a positive count, got '%s'", v);
@@ -466,9 +478,23 @@ typedef struct sample {
     double cpu_us, wall_us, kernel_us;
 } sample;
 
+/* --stats: counters of one strategy's timed launches, summed from the
+ * difference of cw_stats snapshots around each launch (the other strategies'
+ * launches in between do not count). */
+#define NSTATS (8 + CW_STATS_LATENCY_BUCKETS)
+static void stats_vector(const cw_stats *s, uint64_t v[NSTATS]) {
+    uint64_t head[8] = {s->waits,  s->spins, s->yields,   s->parks,
+                        s->sleeps, s->polls, s->timeouts, s->latency_count};
+    memcpy(v, head, sizeof head);
+    for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
+        v[8 + b] = s->latency_us[b];
+}
+static const char *const stats_names[8] = {"waits",  "spins", "yields",   "parks",
+                                           "sleeps", "polls", "timeouts", "latency_count"};
+
 /* One timed launch: enqueue + cw_wait. Returns 0, or -1 after reporting. */
 static int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
-    cw_wait_options wo = {.strategy = s};
+    cw_wait_options wo = {.strategy = s, .spin_us = (uint32_t)c->o->spin_us};
     struct timespec c0, w0, w1, c1;
     cl_event ev = NULL;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
@@ -551,15 +577,44 @@ static int run_kernel(child *c, const kernel_spec *k) {
     }
     unsigned rounds = (o->launches + o->block - 1) / o->block;
     int rc = 0;
-    /* Round r runs a block of each strategy, starting with a different one
-     * each round, so drift and ordering effects hit every strategy alike. */
+    uint64_t counts[NSTRAT][NSTATS];
+    memset(counts, 0, sizeof counts);
+    /* Round r runs a block of each strategy, in a new random order each
+     * round (a fixed seed, so runs are repeatable), so drift and ordering
+     * effects hit every strategy alike. A rotation alone kept each
+     * strategy's predecessor fixed, and with nine strategies that mattered:
+     * the one after blocking measured up to 2 us CPU per launch lower than
+     * the same code in another position. */
+    int order[NSTRAT];
+    for (int j = 0; j < ns; ++j)
+        order[j] = j;
+    uint32_t seed = 0x9e3779b9u;
     for (unsigned r = 0; r < rounds && rc == 0; ++r) {
         unsigned first = r * o->block;
         unsigned count = o->launches - first < o->block ? o->launches - first : o->block;
+        for (int j = ns - 1; j > 0; --j) {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            int pick = (int)(seed % (uint32_t)(j + 1)), tmp = order[j];
+            order[j] = order[pick];
+            order[pick] = tmp;
+        }
         for (int j = 0; j < ns && rc == 0; ++j) {
-            int idx = (int)((r + (unsigned)j) % (unsigned)ns);
+            int idx = order[j];
+            cw_stats before, after;
+            if (o->stats)
+                cw_stats_get(&before);
             for (unsigned m = 0; m < count && rc == 0; ++m)
                 rc = launch(c, k, strat[idx], &samples[idx][first + m]);
+            if (o->stats) {
+                uint64_t a[NSTATS], b[NSTATS];
+                cw_stats_get(&after);
+                stats_vector(&before, b);
+                stats_vector(&after, a);
+                for (int q = 0; q < NSTATS; ++q)
+                    counts[idx][q] += a[q] - b[q];
+            }
         }
         progress(c, k, r + 1, rounds, r + 1 == rounds);
     }
@@ -610,6 +665,12 @@ static int run_kernel(child *c, const kernel_spec *k) {
             }
             fputc('\n', c->out);
             free(v);
+            if (o->stats) {
+                fprintf(c->out, "S\t%s\t%s", k->name, cw_strategy_name(strat[j]));
+                for (int q = 0; q < NSTATS; ++q)
+                    fprintf(c->out, "\t%llu", (unsigned long long)counts[j][q]);
+                fputc('\n', c->out);
+            }
         }
         fflush(c->out);
     }
@@ -797,6 +858,8 @@ typedef struct record {
     bool ok;
     size_t mismatches;
     double st[M_COUNT][S_COUNT];
+    bool has_stats;
+    uint64_t stats[NSTATS];
 } record;
 
 typedef struct results {
@@ -900,7 +963,7 @@ static void parse_child_line(char *line, int cfg, results *r, calibration *cal) 
     size_t len = strlen(line);
     while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
         line[--len] = '\0';
-    char *f[8 + M_COUNT * S_COUNT];
+    char *f[8 + M_COUNT * S_COUNT + NSTATS];
     int n = split_tabs(line, f, (int)(sizeof f / sizeof f[0]));
     if (!strcmp(f[0], "H") && n == 3) {
         for (int i = 0; i < r->nheader; ++i)
@@ -936,6 +999,17 @@ static void parse_child_line(char *line, int cfg, results *r, calibration *cal) 
             cal->iters[b] = (unsigned)strtoul(f[2], NULL, 10);
             cal->target_us[b] = atof(f[3]);
             cal->measured_us[b] = atof(f[4]);
+        }
+    } else if (!strcmp(f[0], "S") && n == 3 + NSTATS) {
+        /* Follows its R line: attach to that record. */
+        for (int i = r->nrec - 1; i >= 0; --i) {
+            record *p = &r->rec[i];
+            if (p->cfg == cfg && !strcmp(p->kernel, f[1]) && !strcmp(p->strategy, f[2])) {
+                p->has_stats = true;
+                for (int q = 0; q < NSTATS; ++q)
+                    p->stats[q] = strtoull(f[3 + q], NULL, 10);
+                break;
+            }
         }
     } else if (!strcmp(f[0], "R") && n == 6 + M_COUNT * S_COUNT) {
         record *p = add_record(r);
@@ -1107,6 +1181,105 @@ static void print_tables(FILE *f, const results *r, const config *cfgs, int ncfg
     }
 }
 
+/* --stats: per cell, the counters per launch and the wake-up latency histogram. */
+static void print_stats(FILE *f, const results *r, const config *cfgs, int ncfg,
+                        const kernel_spec *ks, int nk) {
+    for (int k = 0; k < nk; ++k)
+        for (int c = 0; c < ncfg; ++c) {
+            bool any = false;
+            for (int i = 0; i < r->nrec; ++i)
+                any |= r->rec[i].cfg == c && r->rec[i].has_stats &&
+                       !strcmp(r->rec[i].kernel, ks[k].name);
+            if (!any)
+                continue;
+            char title[320];
+            config_title(&cfgs[c], title, sizeof title);
+            fprintf(f, "\n== stats: %s | config %d/%d: %s ==\n", ks[k].name, c + 1, ncfg, title);
+            fprintf(f,
+                    "%-24s %7s | per wait: %6s %6s %6s %6s %6s | %8s | wake-up latency (us): "
+                    "<1 1-2 2-4 4-8 8-16 16-32 32-64 64-128 128+\n",
+                    "strategy", "waits", "spins", "yields", "parks", "sleeps", "polls", "timeouts");
+            for (int i = 0; i < r->nrec; ++i) {
+                const record *p = &r->rec[i];
+                if (p->cfg != c || !p->has_stats || strcmp(p->kernel, ks[k].name))
+                    continue;
+                double w = p->stats[0] ? (double)p->stats[0] : 1.0;
+                fprintf(f, "%-24s %7llu | %16.2f %6.2f %6.2f %6.2f %6.2f | %8llu | %21s",
+                        p->strategy, (unsigned long long)p->stats[0], p->stats[1] / w,
+                        p->stats[2] / w, p->stats[3] / w, p->stats[4] / w, p->stats[5] / w,
+                        (unsigned long long)p->stats[6], "");
+                uint64_t tail = 0;
+                for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
+                    if (b < 8)
+                        fprintf(f, " %llu", (unsigned long long)p->stats[8 + b]);
+                    else
+                        tail += p->stats[8 + b];
+                fprintf(f, " %llu\n", (unsigned long long)tail);
+            }
+        }
+}
+
+/*
+ * How long a requested sleep really takes (clock_nanosleep, relative), with
+ * the thread's default timer slack and with 1 ns: the figures behind
+ * backoff-poll lowering the slack (seed 002: the JDK's ThreadSleep table).
+ * Measured in the parent thread, unpinned, after the children finished.
+ */
+#define NSLEEP 4
+static const unsigned sleep_req_us[NSLEEP] = {1, 10, 100, 1000};
+typedef struct slack_row {
+    unsigned requested_us;
+    uint64_t slack_ns;
+    bool is_default;
+    unsigned n;
+    double mean_us, median_us, p90_us;
+} slack_row;
+
+static void measure_timerslack(bool quick, slack_row rows[2 * NSLEEP]) {
+    uint64_t dflt = 0;
+    cw_timerslack_get(&dflt);
+    for (int pass = 0; pass < 2; ++pass) {
+        uint64_t old = 0;
+        if (pass == 1)
+            cw_timerslack_set(1, &old);
+        for (int i = 0; i < NSLEEP; ++i) {
+            unsigned n = quick ? 20 : sleep_req_us[i] >= 1000 ? 200 : 1000;
+            double *v = malloc(n * sizeof *v);
+            if (!v)
+                die("out of memory");
+            struct timespec req = {0, (long)sleep_req_us[i] * 1000};
+            for (unsigned j = 0; j < n; ++j) {
+                struct timespec a, b;
+                clock_gettime(CLOCK_MONOTONIC, &a);
+                clock_nanosleep(CLOCK_MONOTONIC, 0, &req, NULL);
+                clock_gettime(CLOCK_MONOTONIC, &b);
+                v[j] = (double)(ts_ns(&b) - ts_ns(&a)) / 1e3;
+            }
+            double st[S_COUNT];
+            summarize(v, n, st);
+            free(v);
+            rows[pass * NSLEEP + i] = (slack_row){sleep_req_us[i], pass ? 1 : dflt, pass == 0, n,
+                                                  st[S_MEAN],      st[S_MEDIAN],    st[S_P90]};
+        }
+        if (pass == 1)
+            cw_timerslack_set(old, NULL);
+    }
+}
+
+static void print_timerslack(FILE *f, const slack_row rows[2 * NSLEEP]) {
+    fprintf(f,
+            "\n== timer slack: a requested sleep (clock_nanosleep) against the time it took ==\n");
+    fprintf(f, "%-12s | %-32s | %s\n", "", "default slack", "1 ns slack");
+    fprintf(f, "%-12s | %6s %8s %8s %8s | %6s %8s %8s %8s\n", "requested us", "n", "mean", "median",
+            "p90", "n", "mean", "median", "p90");
+    for (int i = 0; i < NSLEEP; ++i) {
+        const slack_row *a = &rows[i], *b = &rows[NSLEEP + i];
+        fprintf(f, "%12u | %6u %8.1f %8.1f %8.1f | %6u %8.1f %8.1f %8.1f\n", a->requested_us, a->n,
+                a->mean_us, a->median_us, a->p90_us, b->n, b->mean_us, b->median_us, b->p90_us);
+    }
+    fprintf(f, "(default slack of this thread: %llu ns)\n", (unsigned long long)rows[0].slack_ns);
+}
+
 /* --- JSON / CSV --- */
 
 static void json_string(FILE *f, const char *s) {
@@ -1184,7 +1357,7 @@ typedef struct field {
 } field;
 
 static void write_json(const char *path, const options *o, const run_info *ri, const results *r,
-                       const config *cfgs, int ncfg) {
+                       const config *cfgs, int ncfg, const slack_row *slack) {
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
@@ -1285,6 +1458,31 @@ static void write_json(const char *path, const options *o, const run_info *ri, c
         json_number(f, ratio(r, p, M_WALL, S_MEAN));
         fputs(", \"wall_ratio_median\": ", f);
         json_number(f, ratio(r, p, M_WALL, S_MEDIAN));
+        if (p->has_stats) {
+            fputs(", \"stats\": {", f);
+            for (int q = 0; q < 8; ++q)
+                fprintf(f, "%s\"%s\": %llu", q ? ", " : "", stats_names[q],
+                        (unsigned long long)p->stats[q]);
+            fputs(", \"latency_us_log2_buckets\": [", f);
+            for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
+                fprintf(f, "%s%llu", b ? ", " : "", (unsigned long long)p->stats[8 + b]);
+            fputs("]}", f);
+        }
+        fputs("}", f);
+    }
+    fputs("\n  ],\n  \"timerslack\": [", f);
+    for (int i = 0; i < 2 * NSLEEP; ++i) {
+        const slack_row *t = &slack[i];
+        fprintf(f,
+                "%s\n    {\"requested_us\": %u, \"slack\": \"%s\", \"slack_ns\": %llu, \"n\": %u, "
+                "\"mean_us\": ",
+                i ? "," : "", t->requested_us, t->is_default ? "default" : "1ns",
+                (unsigned long long)t->slack_ns, t->n);
+        json_number(f, t->mean_us);
+        fputs(", \"median_us\": ", f);
+        json_number(f, t->median_us);
+        fputs(", \"p90_us\": ", f);
+        json_number(f, t->p90_us);
         fputs("}", f);
     }
     fputs("\n  ]\n}\n", f);
@@ -1603,6 +1801,11 @@ static int parent_main(int argc, char **argv, const options *o0) {
            "%-17s 'x' columns = ratio to blocking in the same table\n",
            "units", "", "");
     print_tables(stdout, &r, cfgs, ncfg, ks, nk);
+    if (o.stats)
+        print_stats(stdout, &r, cfgs, ncfg, ks, nk);
+    slack_row slack[2 * NSLEEP];
+    measure_timerslack(o.quick, slack);
+    print_timerslack(stdout, slack);
     int wrong = 0;
     for (int i = 0; i < r.nrec; ++i)
         wrong += !r.rec[i].ok;
@@ -1616,7 +1819,7 @@ static int parent_main(int argc, char **argv, const options *o0) {
     fflush(stdout);
 
     if (o.json)
-        write_json(o.json, &o, &ri, &r, cfgs, ncfg);
+        write_json(o.json, &o, &ri, &r, cfgs, ncfg, slack);
     if (o.csv)
         write_csv(o.csv, &ri, &r, cfgs);
     if (o.plot && write_plot(o.plot, &o, &r, cfgs, ncfg, ks, nk, &ri) < 0)

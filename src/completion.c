@@ -26,6 +26,7 @@ struct cw_completion {
     atomic_int watched;   /* 1 once the signaller's unpark of `watcher` has returned */
     cw_parker *watcher;   /* set by the owner before the token is handed out */
     int32_t status;
+    uint64_t landed_ns; /* when the signal landed (for the wake-up latency statistic) */
     uint32_t index;
     cw_completion_kind kind;
     cw_spinlock lock;
@@ -94,6 +95,7 @@ int cw_completion_acquire(cw_completion_kind kind, cw_completion **out) {
      * the ticket (their claim fails), so plain re-initialisation is safe. */
     c->kind = kind;
     c->status = 0;
+    c->landed_ns = 0;
     c->next_free = NULL;
     c->watcher = NULL;
     atomic_store_explicit(&c->signalled, 0, memory_order_relaxed);
@@ -128,10 +130,14 @@ static cw_completion *lookup(uint32_t index) {
 static void land(cw_completion *c, int32_t status) {
     /* Set before the token was handed out; the claim's acquire made it visible. */
     cw_parker *watcher = c->watcher;
+    /* Read before the lock, published by the `signalled` release store below:
+     * a waiter that sees the signal (acquire) sees the time it landed. */
+    uint64_t landed = cw_now_ns();
     switch (c->kind) {
     case CW_COMPLETION_YIELD:
         cw_spinlock_lock(&c->lock);
         c->status = status;
+        c->landed_ns = landed;
         atomic_store_explicit(&c->signalled, 1, memory_order_release);
         /* Wake after release: the woken waiter never finds the lock held. */
         cw_cond_notify_all_unlock(&c->cond, &c->lock);
@@ -140,6 +146,7 @@ static void land(cw_completion *c, int32_t status) {
     case CW_COMPLETION_NOYIELD_WAKE_LOCKED:
         cw_spinlock_lock(&c->lock);
         c->status = status;
+        c->landed_ns = landed;
         atomic_store_explicit(&c->signalled, 1, memory_order_release);
         /* Wake while holding: the preemption window the benchmark measures. */
         cw_cond_notify_all(&c->cond);
@@ -149,6 +156,7 @@ static void land(cw_completion *c, int32_t status) {
     default:
         pthread_mutex_lock(&c->mutex);
         c->status = status;
+        c->landed_ns = landed;
         atomic_store_explicit(&c->signalled, 1, memory_order_release);
         pthread_cond_broadcast(&c->pcond);
         pthread_mutex_unlock(&c->mutex);
@@ -204,6 +212,10 @@ int cw_completion_attach(cw_completion *c, cl_event event, cl_int *cl_error) {
 
 bool cw_completion_is_signalled(const cw_completion *c) {
     return atomic_load_explicit(&((cw_completion *)c)->signalled, memory_order_acquire) != 0;
+}
+
+uint64_t cw__completion_landed_ns(const cw_completion *c) {
+    return c->landed_ns;
 }
 
 int32_t cw_completion_status(const cw_completion *c) {

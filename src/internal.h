@@ -25,6 +25,32 @@ _Noreturn void cw__die(const char *what, int err);
 #include "cw/opencl.h"
 int cw__cl_failure(cl_int err, cl_int *cl_status);
 int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status);
+struct cw_wait_options;
+/* Option checks of cw_wait (CW_OK or CW_ERR_INVALID_ARGUMENT), shared with waitmany.c. */
+int cw__validate_options(const struct cw_wait_options *o);
+/* The absolute deadline of o->timeout_us from now (CW_DEADLINE_NONE for none). */
+uint64_t cw__deadline_of(const struct cw_wait_options *o);
+
+/* Statistics (stats.c): relaxed counters behind cw_stats_get. */
+typedef enum cw__stat {
+    CW__STAT_WAITS,
+    CW__STAT_SPINS,
+    CW__STAT_YIELDS,
+    CW__STAT_PARKS,
+    CW__STAT_SLEEPS,
+    CW__STAT_POLLS,
+    CW__STAT_TIMEOUTS,
+    CW__STAT_LATENCY_COUNT,
+    CW__STAT_COUNT
+} cw__stat;
+void cw__stat_add(cw__stat which, uint64_t n);
+/* One wake-up latency sample, in nanoseconds. */
+void cw__stat_latency(uint64_t ns);
+
+/* Completion internals for layer 6 (completion.c): when the signal landed
+ * (CLOCK_MONOTONIC ns); meaningful once cw_completion_is_signalled. */
+struct cw_completion;
+uint64_t cw__completion_landed_ns(const struct cw_completion *c);
 
 static inline struct timespec cw__timespec(uint64_t ns) {
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};

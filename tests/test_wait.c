@@ -167,8 +167,7 @@ static void completed_event_returns_at_once(void **state) {
 static void timeout_then_callback_fires_later(void **state) {
     (void)state;
     FOR_EACH_STRATEGY(s) {
-        if (s == CW_STRATEGY_BLOCKING)
-            continue; /* clWaitForEvents cannot time out: see bad_options_are_rejected */
+        /* blocking included: with a timeout it waits as pthread does */
         struct later l = {.ev = user_event(), .delay_us = 30000, .status = CL_COMPLETE};
         pthread_t t = cw_test_spawn(set_later, &l);
         cw_wait_options o = {.strategy = s, .timeout_us = 5000};
@@ -241,8 +240,14 @@ static void bad_options_are_rejected(void **state) {
     assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
     o = (cw_wait_options){.check_interval_us = CW_CHECK_INTERVAL_US_MAX + 1};
     assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+    o = (cw_wait_options){.spin_us = CW_SPIN_US_MAX + 1};
+    assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+    o = (cw_wait_options){.strategy = CW_STRATEGY_SPIN_PARK, .spin_us = CW_SPIN_US_MAX + 1};
+    assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+    /* Blocking with a timeout is honoured (as pthread), no longer unsupported. */
     o = (cw_wait_options){.strategy = CW_STRATEGY_BLOCKING, .timeout_us = 1000};
-    assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_UNSUPPORTED);
+    assert_int_equal(cw_wait(ev, &o, &st), CW_ERR_TIMEOUT);
+    assert_int_equal(st, CL_SUBMITTED);
     /* None of these touched the event: it is still pending, and can complete. */
     assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
     assert_int_equal(cw_wait(ev, NULL, &st), CW_OK);
@@ -430,7 +435,7 @@ static void waits_survive_signal_storm(void **state) {
         clReleaseEvent(bad.ev);
 
         /* times out after 20 ms, then completes */
-        if (s != CW_STRATEGY_BLOCKING) {
+        {
             cl_event slow = user_event();
             o.timeout_us = 20000;
             uint64_t t0 = cw_now_ns();

@@ -12,9 +12,12 @@ extern "C" {
 #endif
 
 typedef enum cw_strategy {
-    /* The zero value: cw's recommended strategy, currently CW_STRATEGY_COOPERATIVE. */
+    /* The zero value: cw's recommended strategy, currently CW_STRATEGY_AUTO (it met
+     * its goal against every fixed strategy in every cell of the benchmark: README,
+     * "Auto against the best fixed strategy"). */
     CW_STRATEGY_DEFAULT = 0,
-    /* clWaitForEvents: the driver's own sleep. No timeout support. */
+    /* clWaitForEvents: the driver's own sleep. clWaitForEvents cannot time out, so
+     * with a timeout this strategy waits as CW_STRATEGY_PTHREAD does instead. */
     CW_STRATEGY_BLOCKING,
     /* CL_COMPLETE callback + yielding spin lock condition + parker, woken after release. */
     CW_STRATEGY_COOPERATIVE,
@@ -27,6 +30,19 @@ typedef enum cw_strategy {
     CW_STRATEGY_COOPERATIVE_NOYIELD,
     /* CL_COMPLETE callback + pthread mutex and condition variable: outside reference. */
     CW_STRATEGY_PTHREAD,
+    /* As cooperative, but first spin on the completion's flag for up to spin_us
+     * (pause backoff), then CW_SPIN_PARK_YIELDS sched_yield calls, then park. */
+    CW_STRATEGY_SPIN_PARK,
+    /* Poll the execution status with growing delays: sleep through the expected
+     * rest of the wait (a moving estimate per queue), spin delays up to
+     * CW_MICRODELAY_SPIN_NS, and lower the thread's timer slack to 1 ns for the
+     * wait (restored on every return path). No callback is registered. */
+    CW_STRATEGY_BACKOFF_POLL,
+    /* Chooses per wait: spin-park with a budget of about the expected wait when
+     * a spare CPU exists (allowed CPUs beyond the ones a CPU device's workers
+     * take, and beyond the runnable threads) and recent waits on the event's
+     * queue were short, cooperative otherwise. See cw_wait_options.spin_us. */
+    CW_STRATEGY_AUTO,
     CW_STRATEGY_COUNT
 } cw_strategy;
 
@@ -44,6 +60,24 @@ enum {
     CW_WAIT_FLAGS_ALL_ = CW_WAIT_NO_FLUSH
 };
 
+/*
+ * Default and bound of cw_wait_options.spin_us. The default was chosen by
+ * measurement (cw-bench --strategies blocking,cooperative,spin-park
+ * --spin-us 1|4|16|64|256 --launches 1500; figures in README, "Choosing the
+ * spin budget"): on the 2-CPU development machine, with as many PoCL workers
+ * as CPUs, no budget bought wall time beyond run-to-run noise, and the CPU
+ * per launch grew with the budget (+0.4 to 5.8 µs over cooperative at 1 µs,
+ * +3 to 15 µs at 16 µs, +80 to 230 µs at 256 µs). 1 µs (about six pause
+ * rounds) still catches a signal that lands at once. A machine with spare
+ * CPUs is where a longer budget pays; CW_STRATEGY_AUTO chooses it there.
+ */
+#define CW_SPIN_US_DEFAULT 1u
+#define CW_SPIN_US_MAX 1000000u
+/* sched_yield calls of spin-park between the spin and the park. */
+#define CW_SPIN_PARK_YIELDS 4u
+/* The longest budget CW_STRATEGY_AUTO spins for when spin_us is 0. */
+#define CW_AUTO_SPIN_US_CAP 200u
+
 /* Default and bounds of cw_wait_options.check_interval_us. */
 #define CW_CHECK_INTERVAL_US_DEFAULT 16000u
 #define CW_CHECK_INTERVAL_US_MAX 1000000u
@@ -59,7 +93,8 @@ typedef struct cw_wait_options {
     cw_strategy strategy;
     unsigned flags;
     /* Relative timeout in microseconds; 0 waits without one; negative is invalid.
-     * CW_STRATEGY_BLOCKING cannot time out and returns CW_ERR_UNSUPPORTED for it. */
+     * Every strategy honours it (CW_STRATEGY_BLOCKING by waiting as
+     * CW_STRATEGY_PTHREAD, since clWaitForEvents cannot time out). */
     int64_t timeout_us;
     /*
      * Callback strategies only. PoCL 3.1 to 6.0 (and Mesa's rusticl) never
@@ -75,6 +110,13 @@ typedef struct cw_wait_options {
     uint32_t check_interval_us;
     /* Callback strategies except pthread: how to sleep. NULL: a futex parker. */
     cw_parker *parker;
+    /*
+     * CW_STRATEGY_SPIN_PARK: how long to spin before yielding and parking, in
+     * microseconds; 0 means CW_SPIN_US_DEFAULT. CW_STRATEGY_AUTO: the longest
+     * budget it may choose; 0 means CW_AUTO_SPIN_US_CAP. Other strategies
+     * ignore it. 1..CW_SPIN_US_MAX are valid.
+     */
+    uint32_t spin_us;
 } cw_wait_options;
 
 /*
@@ -84,7 +126,6 @@ typedef struct cw_wait_options {
  *   CW_ERR_TIMEOUT           options->timeout_us passed first,
  *   CW_ERR_INVALID_EVENT     the implementation rejected `event`,
  *   CW_ERR_INVALID_ARGUMENT  NULL event or an option out of range,
- *   CW_ERR_UNSUPPORTED       a timeout with CW_STRATEGY_BLOCKING,
  *   CW_ERR_OPENCL            another OpenCL call failed,
  *   CW_ERR_NO_MEMORY.
  * When `cl_status` is not NULL it receives the execution status

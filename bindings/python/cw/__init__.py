@@ -96,6 +96,7 @@ class _WaitOptions(ctypes.Structure):  # cw_wait_options (include/cw/wait.h)
         ("timeout_us", ctypes.c_int64),
         ("check_interval_us", ctypes.c_uint32),
         ("parker", ctypes.c_void_p),
+        ("spin_us", ctypes.c_uint32),
     ]
 
 

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Tabulate spin-park against cooperative across spin budgets.
+
+Each argument is a cw-bench JSON file from a run with --spin-us N (the
+budget is read from the recorded command line) that includes the
+cooperative and spin-park strategies. Prints a Markdown table of mean CPU
+and mean wall per launch per (kernel, config) and budget, with spin-park's
+difference to cooperative in the same run (python3 standard library only).
+
+usage: compare_spin.py RUN.json [RUN.json ...]
+"""
+import json
+import re
+import sys
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    print("| spin_us | kernel | config | spin-park CPU | cooperative CPU | CPU diff "
+          "| spin-park wall | cooperative wall | wall diff |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for path in sys.argv[1:]:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        m = re.search(r"--spin-us\s+(\d+)", doc["header"].get("command", ""))
+        budget = m.group(1) if m else "default"
+        res = doc["results"]
+        for r in res:
+            if r["strategy"] != "spin-park":
+                continue
+            co = [x for x in res if x["strategy"] == "cooperative"
+                  and x["kernel"] == r["kernel"] and x["config"] == r["config"]][0]
+            print(f"| {budget} | {r['kernel']} | {r['config']} | {r['cpu_us_mean']:.1f} "
+                  f"| {co['cpu_us_mean']:.1f} | {r['cpu_us_mean'] - co['cpu_us_mean']:+.1f} "
+                  f"| {r['wall_us_mean']:.1f} | {co['wall_us_mean']:.1f} "
+                  f"| {r['wall_us_mean'] - co['wall_us_mean']:+.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+/* Layer 6, beside cw_wait: wait-all and wait-any over one shared parker. */
+#include "cw/waitmany.h"
+#include "cw/completion.h"
+#include "internal.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+static int read_status(cl_event event, cl_int *status) {
+    cl_int st = 0;
+    cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    if (err != CL_SUCCESS)
+        return cw__cl_failure(err, status);
+    *status = st;
+    return CW_OK;
+}
+
+static int check_input(const cl_event *events, size_t n, const cw_wait_options *o) {
+    if (!events || n == 0 || n > CW_WAIT_MANY_MAX)
+        return CW_ERR_INVALID_ARGUMENT;
+    for (size_t i = 0; i < n; ++i)
+        if (!events[i])
+            return CW_ERR_INVALID_ARGUMENT;
+    return cw__validate_options(o);
+}
+
+/*
+ * The one loop behind both calls. `all` selects wait-all; otherwise it ends
+ * at the first finished event, stored in *which (n when none). st[i]
+ * receives each event's status as described in waitmany.h. Entries of `c`
+ * are the completions of the unfinished events (NULL once finished); every
+ * one is released before returning, so a late callback finds a stale token.
+ */
+static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o, bool all,
+                     cl_int *st, cw_completion **c, size_t *which) {
+    cw_futex_parker own;
+    cw_parker *parker = o->parker;
+    if (!parker) {
+        cw_futex_parker_init(&own);
+        parker = &own.parker;
+    }
+    *which = n;
+    size_t pending = 0;
+    int rc = CW_OK;
+
+    /* First look: finished events need no callback; unflushed work gets its
+     * flush (as cw_wait does) before anything sleeps on it. */
+    for (size_t i = 0; i < n; ++i) {
+        rc = read_status(events[i], &st[i]);
+        if (rc != CW_OK) {
+            *which = i;
+            goto out;
+        }
+        if (st[i] <= CL_COMPLETE) {
+            if (!all) {
+                *which = i;
+                goto out;
+            }
+            continue;
+        }
+        if (!(o->flags & CW_WAIT_NO_FLUSH) &&
+            (rc = cw__flush_if_queued(events[i], st[i], &st[i])) != CW_OK) {
+            *which = i;
+            goto out;
+        }
+    }
+    /* One completion per unfinished event, all watched by the one parker:
+     * the signaller unparks it after leaving the completion's lock, and
+     * cw_completion_release waits for that unpark, so the parker (possibly
+     * on this stack) outlives every use. */
+    for (size_t i = 0; i < n; ++i) {
+        if (st[i] <= CL_COMPLETE)
+            continue;
+        if ((rc = cw_completion_acquire(CW_COMPLETION_YIELD, &c[i])) != CW_OK)
+            goto out;
+        cw_completion_watch(c[i], parker);
+        cl_int err;
+        if ((rc = cw_completion_attach(c[i], events[i], &err)) != CW_OK) {
+            st[i] = err;
+            *which = i;
+            goto out;
+        }
+        ++pending;
+    }
+
+    uint64_t deadline = cw__deadline_of(o);
+    uint64_t first = (o->check_interval_us ? o->check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) *
+                     (uint64_t)1000;
+    uint64_t interval = first;
+    uint64_t check = cw_deadline_after_ns(interval);
+    for (;;) {
+        /* A token means "something changed", and several unparks fold into
+         * one token: look at every completion, not just one. */
+        for (size_t i = 0; i < n; ++i) {
+            if (!c[i] || !cw_completion_is_signalled(c[i]))
+                continue;
+            uint64_t landed = cw__completion_landed_ns(c[i]), now = cw_now_ns();
+            cw__stat_latency(now > landed ? now - landed : 0);
+            cw_completion_release(c[i], NULL);
+            c[i] = NULL;
+            --pending;
+            /* The callback's status is the trigger's: read the event's own. */
+            if ((rc = read_status(events[i], &st[i])) != CW_OK) {
+                *which = i;
+                goto out;
+            }
+            if (!all) {
+                *which = i;
+                goto out;
+            }
+        }
+        if (pending == 0)
+            goto out;
+        uint64_t now = cw_now_ns();
+        if (now >= check) {
+            /* No callback comes for a failed command: read the statuses. */
+            for (size_t i = 0; i < n; ++i) {
+                if (!c[i])
+                    continue;
+                if ((rc = read_status(events[i], &st[i])) != CW_OK) {
+                    *which = i;
+                    goto out;
+                }
+                if (st[i] > CL_COMPLETE)
+                    continue;
+                cw_completion_release(c[i], NULL);
+                c[i] = NULL;
+                --pending;
+                if (!all) {
+                    *which = i;
+                    goto out;
+                }
+            }
+            if (pending == 0)
+                goto out;
+            if (interval < CW_CHECK_INTERVAL_GROWTH * first)
+                interval *= 2;
+            check = cw_deadline_after_ns(interval);
+        }
+        if (now >= deadline) {
+            rc = CW_ERR_TIMEOUT;
+            goto out;
+        }
+        cw__stat_add(CW__STAT_PARKS, 1);
+        cw_park(parker, check < deadline ? check : deadline);
+    }
+out:
+    for (size_t i = 0; i < n; ++i)
+        if (c[i]) {
+            cw_completion_release(c[i], NULL);
+            c[i] = NULL;
+        }
+    return rc;
+}
+
+/* Allocate the per-event state and run the loop, counting the wait. */
+static int run(const cl_event *events, size_t n, const cw_wait_options *options, bool all,
+               cl_int *statuses, size_t *which) {
+    static const cw_wait_options defaults = {0};
+    const cw_wait_options *o = options ? options : &defaults;
+    int rc = check_input(events, n, o);
+    if (rc != CW_OK)
+        return rc;
+    cw_completion **c = calloc(n, sizeof *c);
+    cl_int *own = statuses ? NULL : malloc(n * sizeof *own);
+    if (!c || (!statuses && !own)) {
+        free(c);
+        free(own);
+        return CW_ERR_NO_MEMORY;
+    }
+    cl_int *st = statuses ? statuses : own;
+    cw__stat_add(CW__STAT_WAITS, 1);
+    rc = wait_many(events, n, o, all, st, c, which);
+    if (rc == CW_ERR_TIMEOUT)
+        cw__stat_add(CW__STAT_TIMEOUTS, 1);
+    if (rc == CW_OK) {
+        if (all) {
+            for (size_t i = 0; i < n; ++i)
+                if (st[i] < 0)
+                    rc = CW_ERR_COMMAND_FAILED;
+        } else if (*which < n && st[*which] < 0) {
+            rc = CW_ERR_COMMAND_FAILED;
+        }
+    }
+    free(c);
+    free(own);
+    return rc;
+}
+
+int cw_wait_all(const cl_event *events, size_t n, const cw_wait_options *options,
+                cl_int *statuses) {
+    size_t which;
+    return run(events, n, options, true, statuses, &which);
+}
+
+int cw_wait_any(const cl_event *events, size_t n, const cw_wait_options *options, size_t *index,
+                cl_int *status) {
+    if (index)
+        *index = n;
+    if (!events || n == 0 || n > CW_WAIT_MANY_MAX)
+        return CW_ERR_INVALID_ARGUMENT;
+    cl_int *st = malloc(n * sizeof *st);
+    if (!st)
+        return CW_ERR_NO_MEMORY;
+    size_t which = n;
+    int rc = run(events, n, options, false, st, &which);
+    if (index)
+        *index = which;
+    if (status && which < n)
+        *status = st[which]; /* finished, or the error reading it */
+    else if (status && rc == CW_ERR_TIMEOUT)
+        *status = st[0]; /* every entry was read before anything slept */
+    free(st);
+    return rc;
+}
