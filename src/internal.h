@@ -21,9 +21,10 @@ void cw__inject_delay(void);
 /* Impossible failures of system calls end here, with the errno, not in silence. */
 _Noreturn void cw__die(const char *what, int err);
 
-/* Layer 6 helpers shared by wait.c and notify.c (defined in wait.c). */
+/* Layer 6 helpers shared by wait.c, waitmany.c and notify.c (defined in wait.c). */
 #include "cw/opencl.h"
 int cw__cl_failure(cl_int err, cl_int *cl_status);
+int cw__read_status(cl_event event, cl_int *status);
 int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status);
 struct cw_wait_options;
 /* Option checks of cw_wait (CW_OK or CW_ERR_INVALID_ARGUMENT), shared with waitmany.c. */

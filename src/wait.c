@@ -50,7 +50,9 @@ int cw__cl_failure(cl_int err, cl_int *cl_status) {
     return err == CL_INVALID_EVENT ? CW_ERR_INVALID_EVENT : CW_ERR_OPENCL;
 }
 
-static int read_status(cl_event event, cl_int *status) {
+/* The event's execution status, or cw's code for the failed call (with the
+ * OpenCL error in *status). Shared with waitmany.c. */
+int cw__read_status(cl_event event, cl_int *status) {
     cl_int st = 0;
     cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
     if (err != CL_SUCCESS)
@@ -84,7 +86,7 @@ static int wait_blocking(cl_event event, cl_int *cl_status) {
         return CW_OK;
     }
     if (err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
-        int rc = read_status(event, cl_status);
+        int rc = cw__read_status(event, cl_status);
         return rc != CW_OK ? rc : final_status(*cl_status);
     }
     return cw__cl_failure(err, cl_status);
@@ -94,7 +96,7 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
     int rc;
     unsigned i = 1;
     for (;; ++i) {
-        rc = read_status(event, cl_status);
+        rc = cw__read_status(event, cl_status);
         if (rc != CW_OK)
             break;
         if (*cl_status <= CL_COMPLETE) {
@@ -176,7 +178,7 @@ static int wait_backoff_poll(cl_event event, uint64_t start, uint64_t expected, 
     uint64_t polls = 0, spins = 0, sleeps = 0;
     int rc;
     for (;;) {
-        rc = read_status(event, cl_status);
+        rc = cw__read_status(event, cl_status);
         ++polls;
         if (rc != CW_OK)
             break;
@@ -290,7 +292,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
             cw__stat_latency(now > landed ? now - landed : 0);
             break;
         }
-        rc = read_status(event, cl_status);
+        rc = cw__read_status(event, cl_status);
         if (rc != CW_OK || *cl_status <= CL_COMPLETE)
             break; /* failed, or complete with the callback still to come */
         if (deadline != CW_DEADLINE_NONE && cw_now_ns() >= deadline) {
@@ -310,7 +312,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
     /* The callback reports the trigger status, not the command's: an
      * implementation may call the CL_COMPLETE callback of a failed command
      * with CL_COMPLETE. Only the event's own status is authoritative. */
-    rc = read_status(event, cl_status);
+    rc = cw__read_status(event, cl_status);
     return rc != CW_OK ? rc : final_status(*cl_status);
 }
 
@@ -446,7 +448,7 @@ static int wait_one(cl_event event, const cw_wait_options *o, cl_int *cl_status)
      * failed (a failed command fires no callback on PoCL 3.1), and tells
      * whether a flush is needed: only a CL_QUEUED command can still be
      * waiting for one; CL_SUBMITTED and later are with the device already. */
-    int rc = read_status(event, cl_status);
+    int rc = cw__read_status(event, cl_status);
     if (rc != CW_OK || *cl_status <= CL_COMPLETE)
         return rc != CW_OK ? rc : final_status(*cl_status);
     if (!(o->flags & CW_WAIT_NO_FLUSH) &&

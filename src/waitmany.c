@@ -6,15 +6,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-static int read_status(cl_event event, cl_int *status) {
-    cl_int st = 0;
-    cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (err != CL_SUCCESS)
-        return cw__cl_failure(err, status);
-    *status = st;
-    return CW_OK;
-}
-
 static int check_input(const cl_event *events, size_t n, const cw_wait_options *o) {
     if (!events || n == 0 || n > CW_WAIT_MANY_MAX)
         return CW_ERR_INVALID_ARGUMENT;
@@ -46,7 +37,7 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
     /* First look: finished events need no callback; unflushed work gets its
      * flush (as cw_wait does) before anything sleeps on it. */
     for (size_t i = 0; i < n; ++i) {
-        rc = read_status(events[i], &st[i]);
+        rc = cw__read_status(events[i], &st[i]);
         if (rc != CW_OK) {
             *which = i;
             goto out;
@@ -100,7 +91,7 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
             c[i] = NULL;
             --pending;
             /* The callback's status is the trigger's: read the event's own. */
-            if ((rc = read_status(events[i], &st[i])) != CW_OK) {
+            if ((rc = cw__read_status(events[i], &st[i])) != CW_OK) {
                 *which = i;
                 goto out;
             }
@@ -117,7 +108,7 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
             for (size_t i = 0; i < n; ++i) {
                 if (!c[i])
                     continue;
-                if ((rc = read_status(events[i], &st[i])) != CW_OK) {
+                if ((rc = cw__read_status(events[i], &st[i])) != CW_OK) {
                     *which = i;
                     goto out;
                 }

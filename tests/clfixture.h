@@ -33,4 +33,30 @@ static int close_host(void **state) {
     return 0;
 }
 
+/* A fresh user event of the fixture's context. */
+static inline cl_event user_event(void) {
+    cl_int err;
+    cl_event ev = clCreateUserEvent(host.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    return ev;
+}
+
+/* A gate: a thread that sets a user event's status after a delay, from a
+ * thread of its own, as another part of a program would. */
+struct later {
+    cl_event ev;
+    unsigned delay_us;
+    cl_int status;
+    cl_command_queue flush; /* flushed after setting the status, when not NULL */
+};
+
+static inline void *set_later(void *arg) {
+    struct later *l = arg;
+    cw_test_sleep_us(l->delay_us);
+    clSetUserEventStatus(l->ev, l->status);
+    if (l->flush)
+        clFlush(l->flush);
+    return NULL;
+}
+
 #endif

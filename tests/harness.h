@@ -19,6 +19,8 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <time.h>
 
 static inline int cw_test_main(const char *group, const struct CMUnitTest *tests, size_t n,
@@ -79,6 +81,49 @@ static inline uint64_t cw_test_thread_cpu_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void cw_test_on_signal(int sig) {
+    (void)sig;
+}
+
+/* A signal storm: a thread sends SIGUSR1 to the thread that started it every
+ * period_us. The handler is installed without SA_RESTART, so each of the
+ * target's interruptible sleeps returns EINTR and must carry on by itself. */
+struct cw_test_storm {
+    pthread_t target, thread;
+    unsigned period_us;
+    atomic_bool stop;
+    atomic_ulong sent;
+};
+
+static inline void *cw_test_storm_run(void *arg) {
+    struct cw_test_storm *s = arg;
+    while (!atomic_load(&s->stop)) {
+        if (pthread_kill(s->target, SIGUSR1) == 0)
+            atomic_fetch_add(&s->sent, 1);
+        cw_test_sleep_us(s->period_us);
+    }
+    return NULL;
+}
+
+static inline void cw_test_storm_start(struct cw_test_storm *s, unsigned period_us) {
+    struct sigaction sa = {.sa_handler = cw_test_on_signal}; /* no SA_RESTART: EINTR */
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+    s->target = pthread_self();
+    s->period_us = period_us;
+    atomic_init(&s->stop, false);
+    atomic_init(&s->sent, 0);
+    s->thread = cw_test_spawn(cw_test_storm_run, s);
+}
+
+/* Stops the storm and returns how many signals were sent. */
+static inline unsigned long cw_test_storm_stop(struct cw_test_storm *s) {
+    atomic_store(&s->stop, true);
+    cw_test_join(s->thread);
+    signal(SIGUSR1, SIG_IGN); /* one still in flight must not end the process */
+    return atomic_load(&s->sent);
 }
 
 #endif

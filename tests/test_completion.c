@@ -29,14 +29,14 @@ static void signal_before_wait_is_not_lost(void **state) {
     }
 }
 
-struct later {
+struct token_later {
     uintptr_t token;
     unsigned delay_us;
     atomic_int result; /* 1 signalled, 0 stale */
 };
 
 static void *signal_later(void *arg) {
-    struct later *l = arg;
+    struct token_later *l = arg;
     cw_test_sleep_us(l->delay_us);
     atomic_store(&l->result, cw_completion_signal_token(l->token, 7) ? 1 : 0);
     return NULL;
@@ -47,7 +47,7 @@ static void foreign_thread_signal_wakes_waiter(void **state) {
     for (size_t k = 0; k < NKINDS; ++k) {
         cw_completion *c;
         assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
-        struct later l = {.token = cw_completion_token(c), .delay_us = 10000, .result = -1};
+        struct token_later l = {.token = cw_completion_token(c), .delay_us = 10000, .result = -1};
         pthread_t t = cw_test_spawn(signal_later, &l);
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
@@ -119,7 +119,7 @@ static void waiter_times_out_then_late_signal(void **state) {
     for (size_t k = 0; k < NKINDS; ++k) {
         cw_completion *c;
         assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
-        struct later l = {.token = cw_completion_token(c), .delay_us = 10000, .result = -1};
+        struct token_later l = {.token = cw_completion_token(c), .delay_us = 10000, .result = -1};
         pthread_t t = cw_test_spawn(signal_later, &l);
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
@@ -147,19 +147,6 @@ static void callback_runs_inline_on_completed_event(void **state) {
     clReleaseEvent(ev);
 }
 
-struct user_event_later {
-    cl_event ev;
-    unsigned delay_us;
-    cl_int status;
-};
-
-static void *set_user_event_later(void *arg) {
-    struct user_event_later *u = arg;
-    cw_test_sleep_us(u->delay_us);
-    clSetUserEventStatus(u->ev, u->status);
-    return NULL;
-}
-
 /* Abandon a completion attached to an OpenCL event; the driver's callback
  * then runs (in the thread completing the user event) on a recycled slot. */
 static void abandoned_attach_then_callback_fires(void **state) {
@@ -178,8 +165,8 @@ static void abandoned_attach_then_callback_fires(void **state) {
     /* Someone else takes the slot meanwhile: the late callback must not signal it. */
     cw_completion *d;
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
-    struct user_event_later u = {.ev = ev, .delay_us = 5000, .status = CL_COMPLETE};
-    pthread_t t = cw_test_spawn(set_user_event_later, &u);
+    struct later u = {.ev = ev, .delay_us = 5000, .status = CL_COMPLETE};
+    pthread_t t = cw_test_spawn(set_later, &u);
     cw_test_join(t);
     assert_false(cw_completion_is_signalled(d));
     assert_false(cw_completion_release(d, NULL));

@@ -355,13 +355,6 @@ static void *open_gate(void *arg) {
     return NULL;
 }
 
-static cl_event user_event(void) {
-    cl_int err;
-    cl_event ev = clCreateUserEvent(host.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    return ev;
-}
-
 /*
  * One task waits in cw_wait for a kernel gated on a user event; another task
  * on the same OS thread keeps counting meanwhile. A third thread opens the

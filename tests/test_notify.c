@@ -12,13 +12,6 @@
 /* Any wait longer than this is a hang, not slowness: fail instead of blocking. */
 #define HANG_MS 20000
 
-static cl_event user_event(void) {
-    cl_int err;
-    cl_event ev = clCreateUserEvent(host.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    return ev;
-}
-
 static int epoll_on(cw_notifier *n) {
     int ep = epoll_create1(EPOLL_CLOEXEC);
     assert_true(ep >= 0);
@@ -126,19 +119,6 @@ static void thousand_events_in_random_order_over_epoll(void **state) {
     for (unsigned i = 0; i < N; ++i)
         clReleaseEvent(events[i]);
     assert_int_equal(cw_completion_outstanding(), 0);
-}
-
-struct later {
-    cl_event ev;
-    unsigned delay_us;
-    cl_int status;
-};
-
-static void *set_later(void *arg) {
-    struct later *l = arg;
-    cw_test_sleep_us(l->delay_us);
-    clSetUserEventStatus(l->ev, l->status);
-    return NULL;
 }
 
 /* The failure happens while the loop sleeps; no callback ever fires. */

@@ -39,9 +39,6 @@ static void park_times_out_at_deadline(void **state) {
 struct wake {
     cw_futex_parker fp;
     unsigned delay_us;
-    atomic_bool woke;
-    pthread_t target;
-    atomic_bool stop;
 };
 
 static void *unpark_later(void *arg) {
@@ -60,29 +57,14 @@ static void unpark_from_another_thread_wakes_parked(void **state) {
     cw_test_join(t);
 }
 
-static void on_signal(int sig) {
-    (void)sig;
-}
-
-static void *storm(void *arg) {
-    struct wake *w = arg;
-    while (!atomic_load(&w->stop)) {
-        pthread_kill(w->target, SIGUSR1);
-        cw_test_sleep_us(300);
-    }
-    return NULL;
-}
-
 /* Signals interrupt the futex wait with EINTR; park must neither return early
  * nor lose a token that arrives during the storm. */
 static void park_absorbs_signals(void **state) {
     (void)state;
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-    struct wake w = {.delay_us = 30000, .target = pthread_self()};
+    struct cw_test_storm storm;
+    cw_test_storm_start(&storm, 300);
+    struct wake w = {.delay_us = 30000};
     cw_futex_parker_init(&w.fp);
-    pthread_t s = cw_test_spawn(storm, &w);
 
     uint64_t deadline = cw_deadline_after_ns(20000000);
     assert_int_equal(cw_park(&w.fp.parker, deadline), CW_ERR_TIMEOUT);
@@ -91,9 +73,7 @@ static void park_absorbs_signals(void **state) {
     pthread_t t = cw_test_spawn(unpark_later, &w);
     assert_int_equal(cw_park(&w.fp.parker, CW_DEADLINE_NONE), CW_OK);
     cw_test_join(t);
-    atomic_store(&w.stop, true);
-    cw_test_join(s);
-    signal(SIGUSR1, SIG_DFL);
+    assert_true(cw_test_storm_stop(&storm) > 0);
 }
 
 /* The ops table is the seam: a parker of the test's own drives cw_park. */

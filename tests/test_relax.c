@@ -27,44 +27,18 @@ static void microdelay_short_spins_at_least_the_delay(void **state) {
     }
 }
 
-static void on_signal(int sig) {
-    (void)sig;
-}
-
-struct storm {
-    pthread_t target;
-    atomic_bool stop;
-    atomic_uint sent;
-};
-
-static void *signal_storm(void *arg) {
-    struct storm *s = arg;
-    while (!atomic_load(&s->stop)) {
-        if (pthread_kill(s->target, SIGUSR1) == 0)
-            atomic_fetch_add(&s->sent, 1);
-        cw_test_sleep_us(500);
-    }
-    return NULL;
-}
-
 /* A sleep interrupted by signals every 0.5 ms must still end at its deadline:
  * restarting with the full relative time would never finish under the storm,
  * and returning at the first EINTR would end early. */
 static void microdelay_long_sleeps_through_eintr(void **state) {
     (void)state;
-    struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: EINTR */
-    sigemptyset(&sa.sa_mask);
-    assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-    struct storm s = {.target = pthread_self()};
-    pthread_t t = cw_test_spawn(signal_storm, &s);
+    struct cw_test_storm storm;
+    cw_test_storm_start(&storm, 500);
     const uint64_t delay = 50 * 1000000u;
     uint64_t cpu0 = cw_test_thread_cpu_ns(), t0 = cw_now_ns();
     cw_microdelay(delay);
     uint64_t wall = cw_now_ns() - t0, cpu = cw_test_thread_cpu_ns() - cpu0;
-    atomic_store(&s.stop, true);
-    cw_test_join(t);
-    signal(SIGUSR1, SIG_DFL);
-    assert_true(atomic_load(&s.sent) >= 5);
+    assert_true(cw_test_storm_stop(&storm) >= 5);
     assert_true(wall >= delay);
     assert_true(wall < 4 * delay); /* generous: only an unbounded restart fails it */
     assert_true(cpu < wall / 2);   /* it slept rather than spun */

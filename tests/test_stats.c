@@ -4,13 +4,6 @@
 #include "clfixture.h"
 #include "cw.h"
 
-static cl_event user_event(void) {
-    cl_int err;
-    cl_event ev = clCreateUserEvent(host.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    return ev;
-}
-
 /* A parker whose first park completes the awaited user event itself: the
  * CL_COMPLETE callback then runs inline, in clSetUserEventStatus on this
  * thread, and deposits the token before the real park. One park and one

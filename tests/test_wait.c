@@ -10,29 +10,6 @@
 
 #define FOR_EACH_STRATEGY(s) for (cw_strategy s = CW_STRATEGY_DEFAULT; s < CW_STRATEGY_COUNT; ++s)
 
-static cl_event user_event(void) {
-    cl_int err;
-    cl_event ev = clCreateUserEvent(host.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    return ev;
-}
-
-struct later {
-    cl_event ev;
-    unsigned delay_us;
-    cl_int status;
-    cl_command_queue flush; /* flushed after setting the status, when not NULL */
-};
-
-static void *set_later(void *arg) {
-    struct later *l = arg;
-    cw_test_sleep_us(l->delay_us);
-    clSetUserEventStatus(l->ev, l->status);
-    if (l->flush)
-        clFlush(l->flush);
-    return NULL;
-}
-
 static void saxpy_result_after_each_strategy(void **state) {
     (void)state;
     FOR_EACH_STRATEGY(s) {
@@ -377,37 +354,14 @@ static void many_waiters_on_one_event(void **state) {
     }
 }
 
-static void on_signal(int sig) {
-    (void)sig;
-}
-
-struct storm {
-    pthread_t target;
-    atomic_bool stop;
-    atomic_ulong sent;
-};
-
-static void *signal_storm(void *arg) {
-    struct storm *st = arg;
-    while (!atomic_load(&st->stop)) {
-        if (pthread_kill(st->target, SIGUSR1) == 0)
-            atomic_fetch_add(&st->sent, 1);
-        cw_test_sleep_us(100);
-    }
-    return NULL;
-}
-
 /* Every strategy keeps working while the waiting thread takes a signal every
  * 100 µs: its futex waits, sleeps and condition waits return EINTR (the
  * handler is installed without SA_RESTART) and must carry on. Completion,
  * failure and timeout each come through unchanged. */
 static void waits_survive_signal_storm(void **state) {
     (void)state;
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
-    struct storm st = {.target = pthread_self()};
-    pthread_t storm_thread = cw_test_spawn(signal_storm, &st);
+    struct cw_test_storm storm;
+    cw_test_storm_start(&storm, 100);
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
     unsigned launches = 0;
@@ -446,11 +400,9 @@ static void waits_survive_signal_storm(void **state) {
             clReleaseEvent(slow);
         }
     }
-    atomic_store(&st.stop, true);
-    cw_test_join(storm_thread);
-    signal(SIGUSR1, SIG_IGN);
-    print_message("%lu signals sent to the waiting thread\n", atomic_load(&st.sent));
-    assert_true(atomic_load(&st.sent) >= 100);
+    unsigned long sent = cw_test_storm_stop(&storm);
+    print_message("%lu signals sent to the waiting thread\n", sent);
+    assert_true(sent >= 100);
     size_t wrong = 1;
     assert_int_equal(cwh_saxpy_check(&host, &sx, 1.0f, launches, &wrong), CL_SUCCESS);
     assert_int_equal(wrong, 0);

@@ -6,26 +6,6 @@
 #include "clfixture.h"
 #include "cw.h"
 
-static cl_event user_event(void) {
-    cl_int err;
-    cl_event ev = clCreateUserEvent(host.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    return ev;
-}
-
-struct later {
-    cl_event ev;
-    unsigned delay_us;
-    cl_int status;
-};
-
-static void *set_later(void *arg) {
-    struct later *l = arg;
-    cw_test_sleep_us(l->delay_us);
-    clSetUserEventStatus(l->ev, l->status);
-    return NULL;
-}
-
 /*
  * The mix every case uses: [0] a fast kernel, [1] a kernel gated on a user
  * event opened 30 ms later, [2] a user event failed (-5) 20 ms later, [3] a
@@ -41,11 +21,12 @@ struct mix {
 static void mix_start(struct mix *m, bool with_failure) {
     assert_int_equal(cwh_saxpy_init(&host, &m->sx, 1024), CL_SUCCESS);
     assert_int_equal(cwh_saxpy_enqueue(&host, &m->sx, 1.0f, 0, NULL, &m->ev[0]), CL_SUCCESS);
-    m->gate = (struct later){user_event(), 30000, CL_COMPLETE};
+    m->gate = (struct later){.ev = user_event(), .delay_us = 30000, .status = CL_COMPLETE};
     assert_int_equal(cwh_saxpy_enqueue(&host, &m->sx, 1.0f, 1, &m->gate.ev, &m->ev[1]), CL_SUCCESS);
-    m->fail = (struct later){user_event(), 20000, with_failure ? -5 : CL_COMPLETE};
+    m->fail = (struct later){
+        .ev = user_event(), .delay_us = 20000, .status = with_failure ? -5 : CL_COMPLETE};
     m->ev[2] = m->fail.ev;
-    m->user = (struct later){user_event(), 10000, CL_COMPLETE};
+    m->user = (struct later){.ev = user_event(), .delay_us = 10000, .status = CL_COMPLETE};
     m->ev[3] = m->user.ev;
     m->ev[4] = user_event();
     assert_int_equal(clSetUserEventStatus(m->ev[4], CL_COMPLETE), CL_SUCCESS);
@@ -116,7 +97,7 @@ static void wait_all_times_out_then_succeeds(void **state) {
     assert_true(st[0] > CL_COMPLETE);
     assert_int_equal(st[1], CL_SUBMITTED);
     assert_int_equal(cw_completion_outstanding(), 0);
-    struct later l = {gate, 2000, CL_COMPLETE};
+    struct later l = {.ev = gate, .delay_us = 2000, .status = CL_COMPLETE};
     pthread_t t = cw_test_spawn(set_later, &l);
     assert_int_equal(clSetUserEventStatus(ev[1], CL_COMPLETE), CL_SUCCESS);
     o.timeout_us = 0;
@@ -160,21 +141,23 @@ static void wait_any_reports_first_and_failures(void **state) {
     size_t index = 99;
     cl_int st = 1;
 
-    struct later l = {pending[2], 5000, CL_COMPLETE};
+    struct later l = {.ev = pending[2], .delay_us = 5000, .status = CL_COMPLETE};
     pthread_t t = cw_test_spawn(set_later, &l);
     assert_int_equal(cw_wait_any(pending, 3, &o, &index, &st), CW_OK);
     assert_int_equal(index, 2);
     assert_int_equal(st, CL_COMPLETE);
     cw_test_join(t);
 
-    l = (struct later){pending[1], 5000, -5}; /* no callback: found by the status check */
+    l = (struct later){.ev = pending[1],
+                       .delay_us = 5000,
+                       .status = -5}; /* no callback: found by the status check */
     t = cw_test_spawn(set_later, &l);
     assert_int_equal(cw_wait_any(pending, 2, &o, &index, &st), CW_ERR_COMMAND_FAILED);
     assert_int_equal(index, 1);
     assert_int_equal(st, -5);
     cw_test_join(t);
 
-    l = (struct later){gate, 5000, CL_COMPLETE};
+    l = (struct later){.ev = gate, .delay_us = 5000, .status = CL_COMPLETE};
     t = cw_test_spawn(set_later, &l);
     assert_int_equal(cw_wait_any(pending, 1, &o, &index, &st), CW_OK);
     assert_int_equal(index, 0);
