@@ -1356,12 +1356,13 @@ typedef struct field {
     int metric, stat; /* -1: not a statistic */
 } field;
 
-static void write_json(const char *path, const options *o, const run_info *ri, const results *r,
-                       const config *cfgs, int ncfg, const slack_row *slack) {
+/* 0, or -1 after reporting why the file could not be written. */
+static int write_json(const char *path, const options *o, const run_info *ri, const results *r,
+                      const config *cfgs, int ncfg, const slack_row *slack) {
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
-        return;
+        return -1;
     }
     fputs("{\n  \"header\": {\n", f);
     for (int i = 0; i < r->nheader; ++i) {
@@ -1486,8 +1487,11 @@ static void write_json(const char *path, const options *o, const run_info *ri, c
         fputs("}", f);
     }
     fputs("\n  ]\n}\n", f);
-    if (fclose(f) != 0)
+    if (fclose(f) != 0) {
         fprintf(stderr, "%s: error writing %s\n", prog, path);
+        return -1;
+    }
+    return 0;
 }
 
 static void csv_string(FILE *f, const char *s) {
@@ -1509,11 +1513,12 @@ static void csv_number(FILE *f, double v) {
         fprintf(f, "%.4f", v);
 }
 
-static void write_csv(const char *path, const run_info *ri, const results *r, const config *cfgs) {
+/* 0, or -1 after reporting why the file could not be written. */
+static int write_csv(const char *path, const run_info *ri, const results *r, const config *cfgs) {
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
-        return;
+        return -1;
     }
     /* Header record: '#'-prefixed key,value lines, then the column names. */
     for (int i = 0; i < r->nheader; ++i) {
@@ -1553,8 +1558,11 @@ static void write_csv(const char *path, const run_info *ri, const results *r, co
         }
         fputc('\n', f);
     }
-    if (fclose(f) != 0)
+    if (fclose(f) != 0) {
         fprintf(stderr, "%s: error writing %s\n", prog, path);
+        return -1;
+    }
+    return 0;
 }
 
 /* --- Plot --- */
@@ -1818,10 +1826,10 @@ static int parent_main(int argc, char **argv, const options *o0) {
            failures || wrong ? "  (FAILED: see errors above)" : "");
     fflush(stdout);
 
-    if (o.json)
-        write_json(o.json, &o, &ri, &r, cfgs, ncfg, slack);
-    if (o.csv)
-        write_csv(o.csv, &ri, &r, cfgs);
+    if (o.json && write_json(o.json, &o, &ri, &r, cfgs, ncfg, slack) < 0)
+        ++failures;
+    if (o.csv && write_csv(o.csv, &ri, &r, cfgs) < 0)
+        ++failures;
     if (o.plot && write_plot(o.plot, &o, &r, cfgs, ncfg, ks, nk, &ri) < 0)
         ++failures;
     int status = failures || wrong || r.nerr ? 1 : 0;
