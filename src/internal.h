@@ -5,6 +5,9 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "cw/opencl.h"
+#include "cw/wait.h"
+
 /*
  * Test-only delay injection (CMake option CW_INJECT_DELAYS): at the marked
  * points of the lock, condition and completion protocols, sometimes yield or
@@ -22,7 +25,6 @@ void cw__inject_delay(void);
 _Noreturn void cw__die(const char *what, int err);
 
 /* Layer 6 helpers shared by wait.c, waitmany.c and notify.c (defined in wait.c). */
-#include "cw/opencl.h"
 int cw__cl_failure(cl_int err, cl_int *cl_status);
 int cw__read_status(cl_event event, cl_int *status);
 int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status);
@@ -52,6 +54,30 @@ void cw__stat_latency(uint64_t ns);
  * (CLOCK_MONOTONIC ns); meaningful once cw_completion_is_signalled. */
 struct cw_completion;
 uint64_t cw__completion_landed_ns(const struct cw_completion *c);
+
+/*
+ * When a callback wait reads the event's status, because a failed command
+ * fires no callback on PoCL 3.1 to 6.0 or rusticl: first after the option's
+ * interval (CW_CHECK_INTERVAL_US_DEFAULT for 0), then doubling up to
+ * CW_CHECK_INTERVAL_GROWTH times it. One schedule for cw_wait, wait-all/any
+ * and the notifier, so the documented 16, 32, 64, 128, 256 ms holds for all.
+ */
+typedef struct cw__check_schedule {
+    uint64_t first_ns, interval_ns;
+} cw__check_schedule;
+
+static inline cw__check_schedule cw__check_schedule_start(uint32_t check_interval_us) {
+    uint64_t first =
+        (uint64_t)(check_interval_us ? check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) * 1000u;
+    cw__check_schedule s = {first, first};
+    return s;
+}
+
+/* After a check: the next interval, doubled up to the cap. */
+static inline void cw__check_schedule_grow(cw__check_schedule *s) {
+    if (s->interval_ns < CW_CHECK_INTERVAL_GROWTH * s->first_ns)
+        s->interval_ns *= 2;
+}
 
 static inline struct timespec cw__timespec(uint64_t ns) {
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};

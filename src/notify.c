@@ -48,7 +48,7 @@ struct cw_notifier {
     watch *taken_head, *taken_tail; /* taken from `ready`, not yet delivered (FIFO) */
     watch *live;                    /* all watches not yet freed, cancelled ones included */
     size_t pending;                 /* live watches not cancelled */
-    uint64_t first_ns, interval_ns;
+    cw__check_schedule checks;      /* the failed-command status checks, under mutex */
 };
 
 static void make_readable(cw_notifier *n) {
@@ -128,9 +128,7 @@ int cw_notifier_create(uint32_t check_interval_us, cw_notifier **out) {
     if (rc != 0)
         cw__die("pthread_mutex_init", rc);
     atomic_init(&n->ready, NULL);
-    n->first_ns =
-        (uint64_t)(check_interval_us ? check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) * 1000u;
-    n->interval_ns = n->first_ns;
+    n->checks = cw__check_schedule_start(check_interval_us);
     *out = n;
     return CW_OK;
 }
@@ -147,8 +145,8 @@ static void link_live(cw_notifier *n, watch *w) {
     n->live = w;
     /* The first pending watch starts the status checks from the first interval. */
     if (n->pending++ == 0) {
-        n->interval_ns = n->first_ns;
-        set_timer(n, n->first_ns);
+        n->checks.interval_ns = n->checks.first_ns;
+        set_timer(n, n->checks.interval_ns);
     }
 }
 
@@ -272,9 +270,8 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
         cw__die("timerfd read", errno);
     if (got == (ssize_t)sizeof count && n->pending > 0) {
         check_pending(n);
-        if (n->interval_ns < CW_CHECK_INTERVAL_GROWTH * n->first_ns)
-            n->interval_ns *= 2;
-        set_timer(n, n->interval_ns);
+        cw__check_schedule_grow(&n->checks);
+        set_timer(n, n->checks.interval_ns);
     }
 
     /* Acquire pairs with the pushes' release. The list is LIFO: reverse it

@@ -278,11 +278,9 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
      * a failed command may never fire the callback (PoCL 3.1 to 6.0). The
      * first check comes late enough that typical kernels never see one, and
      * the interval doubles so a long wait costs a handful of wake-ups. */
-    uint64_t first = (o->check_interval_us ? o->check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) *
-                     (uint64_t)1000;
-    uint64_t interval = first;
+    cw__check_schedule checks = cw__check_schedule_start(o->check_interval_us);
     for (;;) {
-        uint64_t check = cw_deadline_after_ns(interval);
+        uint64_t check = cw_deadline_after_ns(checks.interval_ns);
         if (!cw_completion_is_signalled(c))
             cw__stat_add(CW__STAT_PARKS, 1);
         rc = cw_completion_wait(c, parker, check < deadline ? check : deadline);
@@ -299,8 +297,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
             rc = CW_ERR_TIMEOUT;
             break;
         }
-        if (interval < CW_CHECK_INTERVAL_GROWTH * first)
-            interval *= 2;
+        cw__check_schedule_grow(&checks);
     }
     /* Disarms the completion if the callback has not claimed it: a callback
      * that runs later, or never, finds a stale token and touches nothing. */

@@ -75,10 +75,8 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
     }
 
     uint64_t deadline = cw__deadline_of(o);
-    uint64_t first = (o->check_interval_us ? o->check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) *
-                     (uint64_t)1000;
-    uint64_t interval = first;
-    uint64_t check = cw_deadline_after_ns(interval);
+    cw__check_schedule checks = cw__check_schedule_start(o->check_interval_us);
+    uint64_t check = cw_deadline_after_ns(checks.interval_ns);
     for (;;) {
         /* A token means "something changed", and several unparks fold into
          * one token: look at every completion, not just one. */
@@ -124,9 +122,8 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
             }
             if (pending == 0)
                 goto out;
-            if (interval < CW_CHECK_INTERVAL_GROWTH * first)
-                interval *= 2;
-            check = cw_deadline_after_ns(interval);
+            cw__check_schedule_grow(&checks);
+            check = cw_deadline_after_ns(checks.interval_ns);
         }
         if (now >= deadline) {
             rc = CW_ERR_TIMEOUT;
