@@ -30,6 +30,7 @@
 
 #include "clhost.h"
 #include "cw.h"
+#include "relax.h" /* internal: the timer-slack measurement */
 
 #include "cw_bench_plot_gp.h" /* generated from plot.gp: static const char cw_bench_plot_gp[] */
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Run at build time (cmake -P): ask a cmocka test binary for its cases and
 # write one ctest test per case, so each case runs in its own process with its
 # own timeout. Fails the build if the binary lists nothing.

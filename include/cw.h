@@ -1,27 +1,26 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * cw: waiting on OpenCL events without burning a core and without
- * lock-holder preemption. One header per layer of the design:
- *   relax.h -> spinlock.h -> parker.h -> cond.h -> completion.h -> wait.h
- * and beside wait.h: waitmany.h (wait-all / wait-any on one parker) and
- * notify.h (completions that signal an event loop's descriptor); stats.h
- * (counters of what the waits did) cuts across layer 6.
+ * cw: wait on OpenCL events without burning a core and without lock-holder
+ * preemption. The whole public API:
+ *   cw/common.h    error codes, cw_strerror, deadlines, cw_version
+ *   cw/version.h   CW_VERSION_* of these headers
+ *   cw/parker.h    how a waiter sleeps: the seam for task runtimes
+ *   cw/wait.h      cw_wait, its options and strategies
+ *   cw/waitmany.h  cw_wait_all, cw_wait_any
+ *   cw/notify.h    completions that signal an event loop's descriptor
+ *   cw/stats.h     counters of what the waits did
+ * The headers include <CL/cl.h> and leave CL_TARGET_OPENCL_VERSION to the
+ * program, as any OpenCL header should. They are C11 and C++11 and later.
  */
 #ifndef CW_H
 #define CW_H
 
 #include "cw/common.h"
-#include "cw/relax.h"
-#include "cw/spinlock.h"
+#include "cw/version.h"
 #include "cw/parker.h"
-#include "cw/cond.h"
-#include "cw/completion.h"
 #include "cw/wait.h"
 #include "cw/waitmany.h"
 #include "cw/notify.h"
 #include "cw/stats.h"
-
-#define CW_VERSION_MAJOR 0
-#define CW_VERSION_MINOR 2
-#define CW_VERSION_PATCH 0
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Compute-bound kernel: each work-item runs `iters` dependent multiply-adds, so the
 // run time grows linearly with `iters` while memory traffic stays at one store.
 // The result is a closed form the host can check: x_{k+1} = x_k * 0.5f + 1.0f

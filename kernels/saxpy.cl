@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // y = a * x + y over n floats; one work-item per element.
 kernel void saxpy(const float a, global const float *x, global float *y, const uint n)
 {

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 5: completion. A pool of slots addressed by (index, generation) tokens. */
-#include "cw/completion.h"
-#include "cw/cond.h"
-#include "cw/relax.h"
-#include "cw/spinlock.h"
-#include "internal.h"
+#include "completion.h"
+#include "cond.h"
+#include "relax.h"
+#include "spinlock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -54,9 +54,15 @@ static int grow_pool(void) {
     if (!chunk)
         return CW_ERR_NO_MEMORY;
     pthread_condattr_t attr;
-    if (pthread_condattr_init(&attr) != 0 || pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0)
-        cw__die("pthread_condattr", EINVAL);
-    for (unsigned i = 0; i < CHUNK_SLOTS; ++i) {
+    if (pthread_condattr_init(&attr) != 0) {
+        free(chunk);
+        return CW_ERR_NO_MEMORY;
+    }
+    /* glibc never fails these for default attributes; should another libc,
+     * it is a shortage of something, reported as such, never an abort. */
+    int rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    unsigned i = 0;
+    for (; rc == 0 && i < CHUNK_SLOTS; ++i) {
         cw_completion *c = &chunk[i];
         c->index = chunk_count * CHUNK_SLOTS + i;
         atomic_init(&c->ticket, 0);
@@ -64,14 +70,25 @@ static int grow_pool(void) {
         atomic_init(&c->watched, 0);
         cw_spinlock_init(&c->lock);
         cw_cond_init(&c->cond);
-        int rc = pthread_mutex_init(&c->mutex, NULL);
-        if (rc == 0)
-            rc = pthread_cond_init(&c->pcond, &attr);
+        rc = pthread_mutex_init(&c->mutex, NULL);
         if (rc != 0)
-            cw__die("pthread_mutex_init/pthread_cond_init", rc);
+            break;
+        rc = pthread_cond_init(&c->pcond, &attr);
+        if (rc != 0) {
+            pthread_mutex_destroy(&c->mutex);
+            break;
+        }
         c->next_free = i + 1 < CHUNK_SLOTS ? &chunk[i + 1] : free_list;
     }
     pthread_condattr_destroy(&attr);
+    if (rc != 0) {
+        while (i-- > 0) {
+            pthread_cond_destroy(&chunk[i].pcond);
+            pthread_mutex_destroy(&chunk[i].mutex);
+        }
+        free(chunk);
+        return rc == ENOMEM ? CW_ERR_NO_MEMORY : CW_ERR_NO_RESOURCES;
+    }
     free_list = chunk;
     /* Release: a signaller that loads this pointer sees initialised slots. */
     atomic_store_explicit(&chunks[chunk_count], chunk, memory_order_release);
@@ -191,30 +208,11 @@ bool cw_completion_signal_token(uintptr_t token, int32_t status) {
     return true;
 }
 
-static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
-    (void)event;
-    /* `status` is the trigger status (CL_COMPLETE on most implementations,
-     * even for a failed command); the waiter reads the real one itself. */
-    cw_completion_signal_token((uintptr_t)data, status);
-}
-
-int cw_completion_attach(cw_completion *c, cl_event event, cl_int *cl_error) {
-    if (!c || !event)
-        return CW_ERR_INVALID_ARGUMENT;
-    cl_int err =
-        clSetEventCallback(event, CL_COMPLETE, on_complete, (void *)cw_completion_token(c));
-    if (cl_error)
-        *cl_error = err;
-    if (err == CL_SUCCESS)
-        return CW_OK;
-    return err == CL_INVALID_EVENT ? CW_ERR_INVALID_EVENT : CW_ERR_OPENCL;
-}
-
 bool cw_completion_is_signalled(const cw_completion *c) {
     return atomic_load_explicit(&((cw_completion *)c)->signalled, memory_order_acquire) != 0;
 }
 
-uint64_t cw__completion_landed_ns(const cw_completion *c) {
+uint64_t cw_completion_landed_ns(const cw_completion *c) {
     return c->landed_ns;
 }
 

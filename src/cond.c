@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 4: condition variable on the yielding spin lock. */
-#include "cw/cond.h"
-#include "internal.h"
+#include "cond.h"
 
 #include <stddef.h>
 

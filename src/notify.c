@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 6, beside cw_wait: completions that signal an event loop's file descriptor. */
+#include "clevent.h"
+#include "completion.h"
 #include "cw/notify.h"
-#include "cw/completion.h"
-#include "cw/wait.h"
-#include "internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -99,13 +99,26 @@ int cw_notifier_create(uint32_t check_interval_us, cw_notifier **out) {
     cw_notifier *n = calloc(1, sizeof *n);
     if (!n)
         return CW_ERR_NO_MEMORY;
-    n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    n->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    n->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (n->efd < 0 || n->tfd < 0 || n->epfd < 0) {
-        int e = errno;
-        if (e != EMFILE && e != ENFILE && e != ENOMEM && e != ENODEV)
-            cw__die("eventfd/timerfd_create/epoll_create1", e);
+    n->efd = n->tfd = n->epfd = -1;
+    int e = 0;
+    if ((n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+        (n->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) < 0 ||
+        (n->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+        e = errno;
+    /* Level-triggered members: the outer descriptor stays readable until a
+     * drain has read both, whichever loop polls it and however it polls. */
+    struct epoll_event ev = {.events = EPOLLIN};
+    ev.data.fd = n->efd;
+    if (e == 0 && epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->efd, &ev) != 0)
+        e = errno;
+    ev.data.fd = n->tfd;
+    if (e == 0 && epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->tfd, &ev) != 0)
+        e = errno;
+    if (e == 0)
+        e = pthread_mutex_init(&n->mutex, NULL);
+    if (e != 0) {
+        /* Every failure here is a shortage (descriptors, epoll watches,
+         * kernel memory): the embedder decides what to do, cw never aborts. */
         if (n->efd >= 0)
             close(n->efd);
         if (n->tfd >= 0)
@@ -113,20 +126,8 @@ int cw_notifier_create(uint32_t check_interval_us, cw_notifier **out) {
         if (n->epfd >= 0)
             close(n->epfd);
         free(n);
-        return CW_ERR_NO_MEMORY;
+        return e == ENOMEM ? CW_ERR_NO_MEMORY : CW_ERR_NO_RESOURCES;
     }
-    /* Level-triggered members: the outer descriptor stays readable until a
-     * drain has read both, whichever loop polls it and however it polls. */
-    struct epoll_event ev = {.events = EPOLLIN};
-    ev.data.fd = n->efd;
-    if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->efd, &ev) != 0)
-        cw__die("epoll_ctl", errno);
-    ev.data.fd = n->tfd;
-    if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->tfd, &ev) != 0)
-        cw__die("epoll_ctl", errno);
-    int rc = pthread_mutex_init(&n->mutex, NULL);
-    if (rc != 0)
-        cw__die("pthread_mutex_init", rc);
     atomic_init(&n->ready, NULL);
     n->checks = cw__check_schedule_start(check_interval_us);
     *out = n;
@@ -180,10 +181,12 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     if (!n || !event)
         return CW_ERR_INVALID_ARGUMENT;
     cl_int st = 0;
-    cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (err != CL_SUCCESS)
-        return cw__cl_failure(err, cl_error);
-    int rc = cw__flush_if_queued(event, st, cl_error);
+    int rc = cw__read_status(event, &st);
+    if (rc != CW_OK) {
+        *cl_error = st;
+        return rc;
+    }
+    rc = cw__flush_if_queued(event, st, cl_error);
     if (rc != CW_OK)
         return rc;
     watch *w = calloc(1, sizeof *w);
@@ -210,7 +213,7 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     if (st <= CL_COMPLETE) /* finished or failed already: no callback needed */
         cw_completion_signal_token(cw_completion_token(w->completion), st);
     else
-        rc = cw_completion_attach(w->completion, event, cl_error);
+        rc = cw__event_attach(w->completion, event, cl_error);
     if (rc != CW_OK) {
         /* No callback was registered and nobody else signals under our
          * mutex: the completion is still armed and the watch unpublished. */
@@ -231,20 +234,20 @@ static void check_pending(cw_notifier *n) {
         if (w->cancelled || cw_completion_is_signalled(w->completion))
             continue;
         cl_int st = 0;
-        cl_int err =
-            clGetEventInfo(w->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-        if (err != CL_SUCCESS || st <= CL_COMPLETE)
-            cw_completion_signal_token(cw_completion_token(w->completion),
-                                       err != CL_SUCCESS ? err : st);
+        /* A failed read leaves the OpenCL error (negative) in st: the drain
+         * reads again and reports it. */
+        if (cw__read_status(w->event, &st) != CW_OK || st <= CL_COMPLETE)
+            cw_completion_signal_token(cw_completion_token(w->completion), st);
     }
 }
 
 static void result_of(const watch *w, cw_notifier_result *r) {
     r->tag = w->tag;
     cl_int st = 0;
-    cl_int err = clGetEventInfo(w->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (err != CL_SUCCESS) {
-        r->rc = cw__cl_failure(err, &r->status);
+    int rc = cw__read_status(w->event, &st);
+    if (rc != CW_OK) {
+        r->rc = rc;
+        r->status = st;
         return;
     }
     /* The callback reports the trigger status; the event's own is the

@@ -1,16 +1,21 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 3: parker. The default parks an OS thread on a futex word. */
+/* The public struct holds the word as a plain int (C++ can include it); it
+ * is only ever accessed here, through the __atomic builtins, which GCC and
+ * clang define on any suitably aligned int and ThreadSanitizer understands. */
+#include "base.h"
 #include "cw/parker.h"
-#include "internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 enum { PARKED = -1, EMPTY = 0, TOKEN = 1 };
 
-static long futex(atomic_int *word, int op, int val, const struct timespec *ts) {
-    return syscall(SYS_futex, (int *)word, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
+static long futex(int *word, int op, int val, const struct timespec *ts) {
+    return syscall(SYS_futex, word, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
 static int futex_park(cw_parker *p, uint64_t deadline_ns) {
@@ -18,7 +23,7 @@ static int futex_park(cw_parker *p, uint64_t deadline_ns) {
     /* EMPTY -> PARKED, or TOKEN -> EMPTY: then the token was already there.
      * Acquire pairs with unpark's release: what the unparker wrote before
      * unparking is visible when park returns. */
-    if (atomic_fetch_sub_explicit(&fp->state, 1, memory_order_acquire) == TOKEN)
+    if (__atomic_fetch_sub(&fp->state, 1, __ATOMIC_ACQUIRE) == TOKEN)
         return CW_OK;
     struct timespec ts = cw__timespec(deadline_ns);
     for (;;) {
@@ -30,12 +35,12 @@ static int futex_park(cw_parker *p, uint64_t deadline_ns) {
         if (e != 0 && e != EAGAIN && e != EINTR && e != ETIMEDOUT)
             cw__die("futex wait", e);
         int token = TOKEN;
-        if (atomic_compare_exchange_strong_explicit(&fp->state, &token, EMPTY, memory_order_acquire,
-                                                    memory_order_relaxed))
+        if (__atomic_compare_exchange_n(&fp->state, &token, EMPTY, false, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
             return CW_OK;
         if (e == ETIMEDOUT || (deadline_ns != CW_DEADLINE_NONE && cw_now_ns() >= deadline_ns)) {
             /* Leave PARKED for EMPTY; a token that raced in is still ours. */
-            return atomic_exchange_explicit(&fp->state, EMPTY, memory_order_acquire) == TOKEN
+            return __atomic_exchange_n(&fp->state, EMPTY, __ATOMIC_ACQUIRE) == TOKEN
                        ? CW_OK
                        : CW_ERR_TIMEOUT;
         }
@@ -48,7 +53,7 @@ static void futex_unpark(cw_parker *p) {
     CW_INJECT();
     /* After this exchange the parked thread may return and free the parker:
      * the wake below only passes the address to the kernel. */
-    if (atomic_exchange_explicit(&fp->state, TOKEN, memory_order_release) == PARKED)
+    if (__atomic_exchange_n(&fp->state, TOKEN, __ATOMIC_RELEASE) == PARKED)
         futex(&fp->state, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL);
 }
 
@@ -56,5 +61,5 @@ static const cw_parker_ops futex_ops = {futex_park, futex_unpark};
 
 void cw_futex_parker_init(cw_futex_parker *fp) {
     fp->parker.ops = &futex_ops;
-    atomic_init(&fp->state, EMPTY);
+    __atomic_store_n(&fp->state, EMPTY, __ATOMIC_RELAXED);
 }

@@ -1,28 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 1: relax and delay. */
-#include "cw/relax.h"
-#include "internal.h"
+#include "relax.h"
 
 #include <errno.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
-void cw_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#else
-    atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
 
 bool cw_backoff_spin(cw_backoff *backoff) {
     if (backoff->round >= CW_BACKOFF_ROUNDS)
@@ -72,33 +54,3 @@ int cw_timerslack_set(uint64_t ns, uint64_t *old_ns) {
         *old_ns = old;
     return CW_OK;
 }
-
-_Noreturn void cw__die(const char *what, int err) {
-    fprintf(stderr, "cw: %s failed: %s\n", what, strerror(err));
-    abort();
-}
-
-#ifdef CW_INJECT_DELAYS
-#include <sched.h>
-void cw__inject_delay(void) {
-    /* A cheap per-thread xorshift: no locks, no shared state to perturb. */
-    static _Thread_local uint32_t x = 0;
-    if (x == 0)
-        x = (uint32_t)(uintptr_t)&x | 1u;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    switch (x & 15u) {
-    case 0:
-        sched_yield();
-        break;
-    case 1:
-    case 2:
-        for (uint32_t i = 0, n = (x >> 8) & 255u; i < n; ++i)
-            cw_relax();
-        break;
-    default:
-        break;
-    }
-}
-#endif

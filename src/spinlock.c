@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 2: yielding spin lock. */
-#include "cw/relax.h"
-#include "cw/spinlock.h"
-#include "internal.h"
+#include "relax.h"
+#include "spinlock.h"
 
 #include <sched.h>
 

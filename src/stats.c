@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /* Statistics: process-wide relaxed counters (cross-cutting, used by layer 6). */
-#include "cw/stats.h"
-#include "internal.h"
+#include "stats_internal.h"
 
 #include <stdatomic.h>
 #include <string.h>

@@ -1,11 +1,13 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 6: wait strategies and cw_wait. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #endif
-#include "cw/completion.h"
-#include "cw/relax.h"
-#include "cw/wait.h"
-#include "internal.h"
+#include "clevent.h"
+#include "completion.h"
+#include "relax.h"
+#include "stats_internal.h"
+#include "strategy.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -43,42 +45,6 @@ int cw_strategy_from_name(const char *name, cw_strategy *out) {
     return CW_ERR_INVALID_ARGUMENT;
 }
 
-/* Map an OpenCL error of a call on the event to cw's codes; the error is
- * handed back in *cl_status. Shared with notify.c. */
-int cw__cl_failure(cl_int err, cl_int *cl_status) {
-    *cl_status = err;
-    return err == CL_INVALID_EVENT ? CW_ERR_INVALID_EVENT : CW_ERR_OPENCL;
-}
-
-/* The event's execution status, or cw's code for the failed call (with the
- * OpenCL error in *status). Shared with waitmany.c. */
-int cw__read_status(cl_event event, cl_int *status) {
-    cl_int st = 0;
-    cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (err != CL_SUCCESS)
-        return cw__cl_failure(err, status);
-    *status = st;
-    return CW_OK;
-}
-
-/* The verdict on a status that is final (CL_COMPLETE or negative). */
-static int final_status(cl_int st) {
-    return st == CL_COMPLETE ? CW_OK : CW_ERR_COMMAND_FAILED;
-}
-
-/* Only a CL_QUEUED command can still be waiting for a flush; from
- * CL_SUBMITTED on it is with the device already. User events have no queue.
- * Shared with notify.c. */
-int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status) {
-    if (status != CL_QUEUED)
-        return CW_OK;
-    cl_command_queue queue = NULL;
-    cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof queue, &queue, NULL);
-    if (err == CL_SUCCESS && queue)
-        err = clFlush(queue);
-    return err == CL_SUCCESS ? CW_OK : cw__cl_failure(err, cl_status);
-}
-
 static int wait_blocking(cl_event event, cl_int *cl_status) {
     cl_int err = clWaitForEvents(1, &event);
     if (err == CL_SUCCESS) {
@@ -87,7 +53,7 @@ static int wait_blocking(cl_event event, cl_int *cl_status) {
     }
     if (err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
         int rc = cw__read_status(event, cl_status);
-        return rc != CW_OK ? rc : final_status(*cl_status);
+        return rc != CW_OK ? rc : cw__final_status(*cl_status);
     }
     return cw__cl_failure(err, cl_status);
 }
@@ -100,7 +66,7 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
         if (rc != CW_OK)
             break;
         if (*cl_status <= CL_COMPLETE) {
-            rc = final_status(*cl_status);
+            rc = cw__final_status(*cl_status);
             break;
         }
         if (deadline != CW_DEADLINE_NONE && i % 64 == 0 && cw_now_ns() >= deadline) {
@@ -183,7 +149,7 @@ static int wait_backoff_poll(cl_event event, uint64_t start, uint64_t expected, 
         if (rc != CW_OK)
             break;
         if (*cl_status <= CL_COMPLETE) {
-            rc = final_status(*cl_status);
+            rc = cw__final_status(*cl_status);
             break;
         }
         uint64_t now = cw_now_ns();
@@ -265,7 +231,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
     if (rc != CW_OK)
         return rc;
     cl_int err;
-    rc = cw_completion_attach(c, event, &err);
+    rc = cw__event_attach(c, event, &err);
     if (rc != CW_OK) {
         cw_completion_release(c, NULL);
         *cl_status = err;
@@ -286,7 +252,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
         rc = cw_completion_wait(c, parker, check < deadline ? check : deadline);
         if (rc == CW_OK) {
             /* Seen now; the landing time is valid until the release below. */
-            uint64_t landed = cw__completion_landed_ns(c), now = cw_now_ns();
+            uint64_t landed = cw_completion_landed_ns(c), now = cw_now_ns();
             cw__stat_latency(now > landed ? now - landed : 0);
             break;
         }
@@ -310,20 +276,20 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
      * implementation may call the CL_COMPLETE callback of a failed command
      * with CL_COMPLETE. Only the event's own status is authoritative. */
     rc = cw__read_status(event, cl_status);
-    return rc != CW_OK ? rc : final_status(*cl_status);
+    return rc != CW_OK ? rc : cw__final_status(*cl_status);
 }
 
-static int validate(const cw_wait_options *o) {
+int cw__validate_options(const cw_wait_options *o) {
     if ((unsigned)o->strategy >= CW_STRATEGY_COUNT || (o->flags & ~(unsigned)CW_WAIT_FLAGS_ALL_) ||
         o->timeout_us < 0 || o->check_interval_us > CW_CHECK_INTERVAL_US_MAX ||
         o->spin_us > CW_SPIN_US_MAX)
         return CW_ERR_INVALID_ARGUMENT;
+    /* Reserved fields must be zero, so that a later release can give them a
+     * meaning whose zero value is today's behaviour. */
+    for (unsigned i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; ++i)
+        if (o->reserved[i] != 0)
+            return CW_ERR_INVALID_ARGUMENT;
     return CW_OK;
-}
-
-/* Shared with waitmany.c. */
-int cw__validate_options(const cw_wait_options *o) {
-    return validate(o);
 }
 
 uint64_t cw__deadline_of(const cw_wait_options *o) {
@@ -447,7 +413,7 @@ static int wait_one(cl_event event, const cw_wait_options *o, cl_int *cl_status)
      * waiting for one; CL_SUBMITTED and later are with the device already. */
     int rc = cw__read_status(event, cl_status);
     if (rc != CW_OK || *cl_status <= CL_COMPLETE)
-        return rc != CW_OK ? rc : final_status(*cl_status);
+        return rc != CW_OK ? rc : cw__final_status(*cl_status);
     if (!(o->flags & CW_WAIT_NO_FLUSH) &&
         (rc = cw__flush_if_queued(event, *cl_status, cl_status)) != CW_OK)
         return rc;
@@ -494,7 +460,7 @@ int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_status) {
     *cl_status = CL_SUCCESS;
     if (!event)
         return CW_ERR_INVALID_ARGUMENT;
-    int rc = validate(o);
+    int rc = cw__validate_options(o);
     if (rc != CW_OK)
         return rc;
     cw__stat_add(CW__STAT_WAITS, 1);

@@ -1,7 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 6, beside cw_wait: wait-all and wait-any over one shared parker. */
+#include "clevent.h"
+#include "completion.h"
 #include "cw/waitmany.h"
-#include "cw/completion.h"
-#include "internal.h"
+#include "stats_internal.h"
+#include "strategy.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -66,7 +69,7 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
             goto out;
         cw_completion_watch(c[i], parker);
         cl_int err;
-        if ((rc = cw_completion_attach(c[i], events[i], &err)) != CW_OK) {
+        if ((rc = cw__event_attach(c[i], events[i], &err)) != CW_OK) {
             st[i] = err;
             *which = i;
             goto out;
@@ -83,7 +86,7 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
         for (size_t i = 0; i < n; ++i) {
             if (!c[i] || !cw_completion_is_signalled(c[i]))
                 continue;
-            uint64_t landed = cw__completion_landed_ns(c[i]), now = cw_now_ns();
+            uint64_t landed = cw_completion_landed_ns(c[i]), now = cw_now_ns();
             cw__stat_latency(now > landed ? now - landed : 0);
             cw_completion_release(c[i], NULL);
             c[i] = NULL;

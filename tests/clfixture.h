@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Group fixture for the OpenCL tests: one PoCL context (or the platform in
  * $CW_PLATFORM) per test process, and a leak check of cw's completion pool
@@ -9,7 +10,7 @@
 #include <stdio.h>
 
 #include "clhost.h"
-#include "cw/completion.h"
+#include "completion.h"
 
 static cwh host;
 

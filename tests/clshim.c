@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Test shim over the OpenCL entry points cw calls. The test executable
  * exports these symbols, so libcw's calls reach them first; they forward to

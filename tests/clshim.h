@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 #ifndef CW_TEST_CLSHIM_H
 #define CW_TEST_CLSHIM_H
 #include <stdatomic.h>
-#include "cw/opencl.h"
+#include <CL/cl.h>
 
 /* A handle the shim rejects with CL_INVALID_EVENT. */
 extern const cl_event clshim_bad_event;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cw's cmocka harness. Every test binary lists its cases with --list and runs
  * one case when given its name, so CMake registers each case as its own ctest

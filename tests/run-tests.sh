@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cw's test command: installs what it needs on Debian (bookworm), builds cw
 # four ways and runs the whole ctest suite in each:
-#   1. gcc, optimised, warnings as errors
+#   1. gcc, optimised, warnings as errors; also the public surface (exports,
+#      ABI baseline, standalone headers in C and C++, installed package,
+#      subproject and minimal builds, man pages) and the tree's habits
+#      (clang-format, SPDX lines, no repeated code in src/)
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer on)
 #   3. clang with ThreadSanitizer
 #   4. gcc again, the OpenCL tests on Mesa's rusticl (llvmpipe) instead of PoCL
@@ -9,7 +13,7 @@
 set -euo pipefail
 
 usage() {
-    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'
 }
 quick=0
 for arg in "$@"; do
@@ -24,8 +28,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
 # Debian packages, installed only when missing.
-packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmake make gcc clang
-          libclang-rt-14-dev python3 mesa-opencl-icd spin python3-pytest python3-pyopencl pkg-config)
+packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmake make gcc g++ clang
+          libclang-rt-14-dev python3 mesa-opencl-icd spin python3-pytest python3-pyopencl pkg-config
+          abigail-tools clang-format groff-base man-db git)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 4: condition on the yielding spin lock. Both sides must finish. */
 #include "harness.h"
 
 #include <stdatomic.h>
 
-#include "cw/cond.h"
+#include "cond.h"
 
 struct shared {
     cw_spinlock lock;

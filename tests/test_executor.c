@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Scheduler hooks: a language runtime's tasks wait through cw_wait without
  * blocking their OS thread. A small executor runs ucontext tasks on one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 6 beside cw_wait: the event-loop notifier, driven by plain epoll on PoCL. */
 #include "harness.h"
 

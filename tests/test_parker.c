@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 3: the futex parker. */
 #include "harness.h"
 

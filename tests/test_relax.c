@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 1: relax and delay. */
 #include "harness.h"
 
@@ -5,7 +6,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 
-#include "cw/relax.h"
+#include "relax.h"
 
 static void backoff_budget_is_bounded(void **state) {
     (void)state;

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 2: yielding spin lock. Counts torn critical sections, times nothing. */
 #include "harness.h"
 
-#include "cw/spinlock.h"
+#include "spinlock.h"
 
 struct counter {
     cw_spinlock lock;

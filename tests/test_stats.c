@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* Statistics: counts of a scripted sequence of waits (cross-cutting, layer 6). */
 #include "harness.h"
 
 #include "clfixture.h"
 #include "cw.h"
+#include "relax.h"
 
 /* A parker whose first park completes the awaited user event itself: the
  * CL_COMPLETE callback then runs inline, in clSetUserEventStatus on this

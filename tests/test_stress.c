@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Stress: completions signalled from foreign threads while their waiters
  * sometimes time out and abandon them, on one CPU and on all CPUs. Nothing is
@@ -18,8 +19,8 @@
 #include <stdlib.h>
 
 #include "clfixture.h"
-#include "cw/completion.h"
-#include "cw/relax.h"
+#include "completion.h"
+#include "relax.h"
 #include "cw/wait.h"
 
 enum { WAITERS = 4, SIGNALLERS = 2, BATCH = 8 };

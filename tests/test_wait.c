@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 6: cw_wait on PoCL with every strategy. */
 #include "harness.h"
 
@@ -6,6 +7,7 @@
 
 #include "clfixture.h"
 #include "clshim.h"
+#include "clevent.h"
 #include "cw.h"
 
 #define FOR_EACH_STRATEGY(s) for (cw_strategy s = CW_STRATEGY_DEFAULT; s < CW_STRATEGY_COUNT; ++s)
@@ -243,7 +245,7 @@ static void rejected_event_handle_returns_invalid_event(void **state) {
     cw_completion *c;
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
     cl_int err = 0;
-    assert_int_equal(cw_completion_attach(c, clshim_bad_event, &err), CW_ERR_INVALID_EVENT);
+    assert_int_equal(cw__event_attach(c, clshim_bad_event, &err), CW_ERR_INVALID_EVENT);
     assert_int_equal(err, CL_INVALID_EVENT);
     assert_false(cw_completion_release(c, NULL));
     assert_int_equal(cw_completion_outstanding(), 0);

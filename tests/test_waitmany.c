@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Layer 6, beside cw_wait: cw_wait_all and cw_wait_any on PoCL. */
 #include "harness.h"
 

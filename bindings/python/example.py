@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Await OpenCL kernels on asyncio with cw (the README's example; the tests run it)."""
 import asyncio
 

@@ -1,11 +1,12 @@
-/* cw layer 6, beside cw_wait: completions that signal a file descriptor, for event loops. */
+/* SPDX-License-Identifier: MIT */
+/* cw: completions that signal a file descriptor, for event loops. */
 #ifndef CW_NOTIFY_H
 #define CW_NOTIFY_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include "cw/common.h"
-#include "cw/opencl.h"
+#include <CL/cl.h>
 #include "cw/wait.h" /* CW_CHECK_INTERVAL_* */
 
 #ifdef __cplusplus
@@ -17,7 +18,7 @@ extern "C" {
  * events on one file descriptor, with no thread per wait:
  *
  *   cw_notifier_create(0, &n);
- *   cw_notifier_watch(n, event, tag);          // any number of events
+ *   cw_notifier_watch(n, event, tag, NULL);    // any number of events
  *   ... the loop polls cw_notifier_fd(n) for readability (level-triggered) ...
  *   k = cw_notifier_drain(n, results, max);   // each watch comes back once
  *
@@ -55,8 +56,8 @@ typedef struct cw_notifier_result {
 /*
  * Create a notifier. `check_interval_us`: first status-check interval, 0 for
  * CW_CHECK_INTERVAL_US_DEFAULT, at most CW_CHECK_INTERVAL_US_MAX. Returns 0,
- * CW_ERR_INVALID_ARGUMENT or CW_ERR_NO_MEMORY (also when the descriptors
- * cannot be had: out of file descriptors).
+ * CW_ERR_INVALID_ARGUMENT, CW_ERR_NO_MEMORY, or CW_ERR_NO_RESOURCES when the
+ * three descriptors cannot be had (out of file descriptors, epoll limits).
  */
 CW_API int cw_notifier_create(uint32_t check_interval_us, cw_notifier **out);
 

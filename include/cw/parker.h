@@ -1,8 +1,8 @@
-/* cw layer 3: parker, how a waiter sleeps and is woken. */
+/* SPDX-License-Identifier: MIT */
+/* cw: the parker, how a waiter sleeps and is woken. */
 #ifndef CW_PARKER_H
 #define CW_PARKER_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include "cw/common.h"
 
@@ -37,15 +37,16 @@ extern "C" {
  * thread, makes the task runnable and wakes the scheduler's thread. The
  * scheduler must honour the deadline: cooperative waits park with one (the
  * failed-command check, the timeout) and rely on CW_ERR_TIMEOUT. A complete
- * example on ucontext tasks is tests/test_executor.c.
+ * example on ucontext tasks is tests/test_executor.c in cw's sources.
  *
  * There is no separate yield op, because nothing in cw would call it for a
  * task: park already is the yield to the runtime's scheduler, and cw never
  * holds a lock across park, so the holder of a lock a task spins on is always
  * another OS thread (a driver thread), never a sibling task; the spin lock's
  * sched_yield, which lets that thread run, is the right yield there. The one
- * remaining OS-level block is short: cw_completion_release waits on a futex
- * for a callback that already claimed the completion to finish landing.
+ * remaining OS-level block is short: a wait that gives up while a callback
+ * is landing its signal waits, on a futex of its own, for that callback to
+ * finish (it is running, so the wait is bounded).
  */
 typedef struct cw_parker cw_parker;
 
@@ -66,10 +67,16 @@ static inline void cw_unpark(cw_parker *parker) {
     parker->ops->unpark(parker);
 }
 
-/* The default parker: one futex word per waiter. Embed it and pass &fp->parker. */
+/*
+ * The default parker: one futex word per waiter. Embed it (on the stack is
+ * fine), initialise it, and pass &fp->parker. Its members are cw's: touch
+ * them only through cw_futex_parker_init and the ops. `state` is accessed
+ * atomically by cw (it is a plain int here so that C++ can include this
+ * header); it is int-aligned, as the futex system call requires.
+ */
 typedef struct cw_futex_parker {
     cw_parker parker;
-    atomic_int state; /* -1 parked, 0 empty, 1 token */
+    int state; /* -1 parked, 0 empty, 1 token */
 } cw_futex_parker;
 
 CW_API void cw_futex_parker_init(cw_futex_parker *fp);

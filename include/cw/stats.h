@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cw statistics: cheap process-wide counters of what the waits did. */
 #ifndef CW_STATS_H
 #define CW_STATS_H

@@ -1,10 +1,11 @@
-/* cw layer 6: wait strategies and cw_wait. */
+/* SPDX-License-Identifier: MIT */
+/* cw: cw_wait, its options and its strategies. */
 #ifndef CW_WAIT_H
 #define CW_WAIT_H
 
 #include <stdint.h>
 #include "cw/common.h"
-#include "cw/opencl.h"
+#include <CL/cl.h>
 #include "cw/parker.h"
 
 #ifdef __cplusplus
@@ -12,9 +13,9 @@ extern "C" {
 #endif
 
 typedef enum cw_strategy {
-    /* The zero value: cw's recommended strategy, currently CW_STRATEGY_AUTO (it met
-     * its goal against every fixed strategy in every cell of the benchmark: README,
-     * "Auto against the best fixed strategy"). */
+    /* The zero value: cw's recommended strategy, CW_STRATEGY_AUTO in this release.
+     * A later release may map it to another strategy; cw_strategy_name reports
+     * "default" for it. */
     CW_STRATEGY_DEFAULT = 0,
     /* clWaitForEvents: the driver's own sleep. clWaitForEvents cannot time out, so
      * with a timeout this strategy waits as CW_STRATEGY_PTHREAD does instead. */
@@ -26,7 +27,8 @@ typedef enum cw_strategy {
     /* As cooperative, but the callback wakes the waiter while holding the yielding lock. */
     CW_STRATEGY_COOPERATIVE_WAKE_LOCKED,
     /* As cooperative, on a never-yielding lock, woken under it: exposes lock-holder
-     * preemption. For the benchmark only. */
+     * preemption (a waiter may spin for a whole time slice). A comparison
+     * baseline: do not use it for real work. */
     CW_STRATEGY_COOPERATIVE_NOYIELD,
     /* CL_COMPLETE callback + pthread mutex and condition variable: outside reference. */
     CW_STRATEGY_PTHREAD,
@@ -34,15 +36,16 @@ typedef enum cw_strategy {
      * (pause backoff), then CW_SPIN_PARK_YIELDS sched_yield calls, then park. */
     CW_STRATEGY_SPIN_PARK,
     /* Poll the execution status with growing delays: sleep through the expected
-     * rest of the wait (a moving estimate per queue), spin delays up to
-     * CW_MICRODELAY_SPIN_NS, and lower the thread's timer slack to 1 ns for the
-     * wait (restored on every return path). No callback is registered. */
+     * rest of the wait (a moving estimate per queue), spin delays up to 10 us,
+     * and lower the thread's timer slack to 1 ns for the wait (restored on
+     * every return path). No callback is registered. */
     CW_STRATEGY_BACKOFF_POLL,
     /* Chooses per wait: spin-park with a budget of about the expected wait when
      * a spare CPU exists (allowed CPUs beyond the ones a CPU device's workers
      * take, and beyond the runnable threads) and recent waits on the event's
      * queue were short, cooperative otherwise. See cw_wait_options.spin_us. */
     CW_STRATEGY_AUTO,
+    /* How many strategies this version has; later versions may add more. */
     CW_STRATEGY_COUNT
 } cw_strategy;
 
@@ -61,15 +64,10 @@ enum {
 };
 
 /*
- * Default and bound of cw_wait_options.spin_us. The default was chosen by
- * measurement (cw-bench --strategies blocking,cooperative,spin-park
- * --spin-us 1|4|16|64|256 --launches 1500; figures in README, "Choosing the
- * spin budget"): on the 2-CPU development machine, with as many PoCL workers
- * as CPUs, no budget bought wall time beyond run-to-run noise, and the CPU
- * per launch grew with the budget (+0.4 to 5.8 µs over cooperative at 1 µs,
- * +3 to 15 µs at 16 µs, +80 to 230 µs at 256 µs). 1 µs (about six pause
- * rounds) still catches a signal that lands at once. A machine with spare
- * CPUs is where a longer budget pays; CW_STRATEGY_AUTO chooses it there.
+ * Default and bound of cw_wait_options.spin_us. 1 us (about six pause rounds)
+ * catches a signal that lands at once and costs next to nothing when none
+ * does; a longer spin pays only where the signalling thread has a CPU of its
+ * own, which CW_STRATEGY_AUTO checks before it spins.
  */
 #define CW_SPIN_US_DEFAULT 1u
 #define CW_SPIN_US_MAX 1000000u
@@ -85,9 +83,11 @@ enum {
 #define CW_CHECK_INTERVAL_GROWTH 16u
 
 /*
- * Options for cw_wait. A zeroed struct (or passing NULL) means: default
- * strategy, flush the queue, no timeout, default check interval, the calling
- * thread parks on a futex of its own.
+ * Options for cw_wait, cw_wait_all and cw_wait_any. Zero-initialise it
+ * (`cw_wait_options o = {0};`, or pass NULL): every zero field means its
+ * default, i.e. default strategy, flush the queue, no timeout, default
+ * check interval, the calling thread parks on a futex of its own. The
+ * functions only read it, during the call.
  */
 typedef struct cw_wait_options {
     cw_strategy strategy;
@@ -117,6 +117,9 @@ typedef struct cw_wait_options {
      * ignore it. 1..CW_SPIN_US_MAX are valid.
      */
     uint32_t spin_us;
+    /* Must be zero (CW_ERR_INVALID_ARGUMENT otherwise): room for options of
+     * later 1.x releases, whose zero value will keep today's behaviour. */
+    uint32_t reserved[8];
 } cw_wait_options;
 
 /*
@@ -133,12 +136,21 @@ typedef struct cw_wait_options {
  * with CW_ERR_INVALID_EVENT and CW_ERR_OPENCL, or the last status read with
  * CW_ERR_TIMEOUT.
  *
- * A wait that returns early (timeout, failure) leaves nothing behind: the
- * event can be waited on again or released.
+ * Threads: any thread may call it, for any event, concurrently with other
+ * waits on the same event. The CL_COMPLETE callback of the callback
+ * strategies runs on a driver thread (or inline, when the event already
+ * completed) and only wakes the waiter; the waiter reads the status itself.
+ *
+ * The event stays the caller's: cw neither retains nor releases it, and it
+ * must stay valid for the call. After an early return (timeout, failure) the
+ * event can be waited on again or released. A callback strategy's CL_COMPLETE
+ * callback stays registered in the driver until the event completes (OpenCL
+ * cannot unregister one); when it runs late it touches no memory of the wait.
  */
 CW_API int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_status);
 
-/* Stable short names ("blocking", "cooperative", ...) for tools and bindings. */
+/* Stable short names ("default", "blocking", "cooperative", ...) for tools and
+ * bindings; NULL for a value outside the enum. */
 CW_API const char *cw_strategy_name(cw_strategy strategy);
 /* Name to strategy; CW_ERR_INVALID_ARGUMENT for an unknown name. */
 CW_API int cw_strategy_from_name(const char *name, cw_strategy *out);

@@ -1,10 +1,11 @@
-/* cw layer 6, beside cw_wait: wait for all or any of several events on one parker. */
+/* SPDX-License-Identifier: MIT */
+/* cw: wait for all or any of several events on one parker. */
 #ifndef CW_WAITMANY_H
 #define CW_WAITMANY_H
 
 #include <stddef.h>
 #include "cw/common.h"
-#include "cw/opencl.h"
+#include <CL/cl.h>
 #include "cw/wait.h"
 
 #ifdef __cplusplus

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A program outside cw's tree, built against an installed cw (find_package
  * or pkg-config): it waits on a user event with cw_wait and through a

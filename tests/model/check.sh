@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Check tests/model/completion.pml exhaustively with Spin for one notify order.
 # usage: check.sh MODEL WAKE_LOCKED(0|1) WORKDIR
 # Exits non-zero unless the verifier explored the model and reported 0 errors.

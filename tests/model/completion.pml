@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A model of cw's wake-up protocol (src/parker.c, src/cond.c,
  * src/completion.c), checked exhaustively with Spin:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cw for Python: wait on OpenCL events without burning a core.
 
 A ctypes binding of libcw. Events are pyopencl events (anything with an
@@ -14,7 +15,7 @@ thread. Both return the execution status (``CL_COMPLETE``) or raise
 or another ``CwError``.
 
 The library is found through ``$CW_LIBRARY`` (a path), else the repository's
-``build/libcw.so``, else the system's ``libcw.so.0``.
+``build/libcw.so``, else the system's ``libcw.so.1``.
 """
 
 import asyncio
@@ -26,7 +27,7 @@ import pathlib
 
 __all__ = [
     "CL_COMPLETE", "CwError", "InvalidArgument", "InvalidEvent", "Timeout", "CommandFailed",
-    "OpenCLError", "NoMemory", "Unsupported", "wait", "wait_async", "Notifier", "strategies",
+    "OpenCLError", "NoMemory", "Unsupported", "NoResources", "wait", "wait_async", "Notifier", "strategies",
     "strerror", "library_path",
 ]
 
@@ -34,7 +35,7 @@ CL_COMPLETE = 0
 
 # cw_error (include/cw/common.h)
 _OK, _INVALID_ARGUMENT, _INVALID_EVENT, _TIMEOUT = 0, -1, -2, -3
-_COMMAND_FAILED, _OPENCL, _NO_MEMORY, _UNSUPPORTED = -4, -5, -6, -7
+_COMMAND_FAILED, _OPENCL, _NO_MEMORY, _UNSUPPORTED, _NO_RESOURCES = -4, -5, -6, -7, -8
 _CHECK_INTERVAL_US_MAX = 1000000
 
 
@@ -78,10 +79,14 @@ class Unsupported(CwError):
     pass
 
 
+class NoResources(CwError, OSError):
+    """Out of file descriptors, epoll watches or another system limit."""
+
+
 _CLASSES = {
     _INVALID_ARGUMENT: InvalidArgument, _INVALID_EVENT: InvalidEvent, _TIMEOUT: Timeout,
     _COMMAND_FAILED: CommandFailed, _OPENCL: OpenCLError, _NO_MEMORY: NoMemory,
-    _UNSUPPORTED: Unsupported,
+    _UNSUPPORTED: Unsupported, _NO_RESOURCES: NoResources,
 }
 
 
@@ -97,6 +102,7 @@ class _WaitOptions(ctypes.Structure):  # cw_wait_options (include/cw/wait.h)
         ("check_interval_us", ctypes.c_uint32),
         ("parker", ctypes.c_void_p),
         ("spin_us", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32 * 8),
     ]
 
 
@@ -111,7 +117,7 @@ def _find_library():
     build = pathlib.Path(__file__).resolve().parents[3] / "build" / "libcw.so"
     if build.exists():
         return str(build)
-    return "libcw.so.0"
+    return "libcw.so.1"
 
 
 def _load():

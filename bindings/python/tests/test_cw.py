@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Python binding on PoCL through pyopencl: blocking waits, asyncio awaits
 through the notifier's descriptor, failures and timeouts."""
 

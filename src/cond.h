@@ -1,16 +1,13 @@
-/* cw layer 4: condition variable on the yielding spin lock. */
+/* SPDX-License-Identifier: MIT */
+/* cw layer 4 (internal): condition variable on the yielding spin lock. */
 #ifndef CW_COND_H
 #define CW_COND_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "cw/common.h"
+#include "base.h"
 #include "cw/parker.h"
-#include "cw/spinlock.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include "spinlock.h"
 
 /* A waiter's queue entry. It lives on the waiter's stack for one wait. */
 typedef struct cw_cond_waiter {
@@ -29,7 +26,7 @@ typedef struct cw_cond {
 #define CW_COND_INITIALIZER                                                                        \
     { 0, 0 }
 
-CW_API void cw_cond_init(cw_cond *cond);
+void cw_cond_init(cw_cond *cond);
 
 /*
  * Called with `lock` held: queue the caller, release the lock, park on
@@ -41,7 +38,7 @@ CW_API void cw_cond_init(cw_cond *cond);
  * `parker` must serve only this wait while it lasts; the wait consumes every
  * token addressed to it before returning, so the parker can be reused or freed.
  */
-CW_API int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t deadline_ns);
+int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t deadline_ns);
 
 /*
  * Wake after releasing: called with `lock` held, dequeue the waiter(s),
@@ -49,8 +46,8 @@ CW_API int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uin
  * the notifier's CPU, finds the lock free: no lock-holder preemption window.
  * Return with the lock released. cw uses these.
  */
-CW_API void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock);
-CW_API void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock);
+void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock);
+void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock);
 
 /*
  * Wake while holding: the classic order, called and returning with the lock
@@ -58,13 +55,10 @@ CW_API void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock);
  * lock it still holds; with a yielding lock that costs a yield, with a
  * never-yielding lock a time slice. Kept for the benchmark's comparison.
  */
-CW_API void cw_cond_notify_one(cw_cond *cond);
-CW_API void cw_cond_notify_all(cw_cond *cond);
+void cw_cond_notify_one(cw_cond *cond);
+void cw_cond_notify_all(cw_cond *cond);
 
 /* Whether any waiter is queued (caller holds the lock). */
-CW_API bool cw_cond_has_waiters(const cw_cond *cond);
+bool cw_cond_has_waiters(const cw_cond *cond);
 
-#ifdef __cplusplus
-}
-#endif
 #endif

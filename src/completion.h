@@ -1,16 +1,12 @@
+/* SPDX-License-Identifier: MIT */
 /* cw layer 5: completion, one per awaited event, signalled exactly once. */
 #ifndef CW_COMPLETION_H
 #define CW_COMPLETION_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "cw/common.h"
-#include "cw/opencl.h"
+#include "base.h"
 #include "cw/parker.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /*
  * Lifetime rule. A completion is a slot of a process-wide pool; slots are
@@ -41,10 +37,10 @@ typedef enum cw_completion_kind {
 } cw_completion_kind;
 
 /* Take an armed completion from the pool. CW_ERR_NO_MEMORY when none can be had. */
-CW_API int cw_completion_acquire(cw_completion_kind kind, cw_completion **out);
+int cw_completion_acquire(cw_completion_kind kind, cw_completion **out);
 
 /* The token the signalling side passes to cw_completion_signal_token. */
-CW_API uintptr_t cw_completion_token(const cw_completion *c);
+uintptr_t cw_completion_token(const cw_completion *c);
 
 /*
  * Signal the completion identified by `token` with `status`. Returns true if
@@ -52,27 +48,19 @@ CW_API uintptr_t cw_completion_token(const cw_completion *c);
  * it was already signalled. Safe from any thread, at any time, any number of
  * times.
  */
-CW_API bool cw_completion_signal_token(uintptr_t token, int32_t status);
-
-/*
- * Register the completion as a CL_COMPLETE callback on `event`. The callback
- * may run before this returns (inline, when the event already completed).
- * Returns 0, CW_ERR_INVALID_EVENT, or CW_ERR_OPENCL with the OpenCL error in
- * *cl_error (when not NULL).
- */
-CW_API int cw_completion_attach(cw_completion *c, cl_event event, cl_int *cl_error);
+bool cw_completion_signal_token(uintptr_t token, int32_t status);
 
 /*
  * Wait until signalled or the deadline passes, parking on `parker`. Returns 0
  * when signalled, CW_ERR_TIMEOUT otherwise (the completion stays armed).
  */
-CW_API int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns);
+int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns);
 
 /*
  * Also wake `watcher` when the completion is signalled, without a thread
  * blocked in cw_completion_wait: this is how an event loop's file descriptor
  * is signalled (see notify.h). Call it before the token is handed out
- * (before cw_completion_attach). NULL removes the watcher.
+ * (before the callback is registered: cw__event_attach). NULL removes the watcher.
  *
  * The signaller calls cw_unpark(watcher) once, after it released the
  * completion's lock, on its own thread. Unlike a parker that serves
@@ -82,14 +70,14 @@ CW_API int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t dead
  * anything its unpark uses, must stay valid until release returns, and no
  * longer.
  */
-CW_API void cw_completion_watch(cw_completion *c, cw_parker *watcher);
+void cw_completion_watch(cw_completion *c, cw_parker *watcher);
 
 /* Whether it was signalled (a snapshot; true is final). */
-CW_API bool cw_completion_is_signalled(const cw_completion *c);
+bool cw_completion_is_signalled(const cw_completion *c);
 
 /* The status passed to the signal; meaningful once signalled, and only
  * until the completion is released (the slot may then serve another wait). */
-CW_API int32_t cw_completion_status(const cw_completion *c);
+int32_t cw_completion_status(const cw_completion *c);
 
 /*
  * Give the completion back. If it is still armed it is disarmed first, and a
@@ -99,12 +87,13 @@ CW_API int32_t cw_completion_status(const cw_completion *c);
  * signalled status in *status when `status` is not NULL: the only safe way to
  * learn the status of a signal that landed as its waiter gave up.
  */
-CW_API bool cw_completion_release(cw_completion *c, int32_t *status);
+bool cw_completion_release(cw_completion *c, int32_t *status);
+
+/* When the signal landed (CLOCK_MONOTONIC ns), for the wake-up latency
+ * statistic; meaningful once cw_completion_is_signalled. */
+uint64_t cw_completion_landed_ns(const cw_completion *c);
 
 /* Slots currently handed out (for leak checks in tests). */
-CW_API unsigned cw_completion_outstanding(void);
+unsigned cw_completion_outstanding(void);
 
-#ifdef __cplusplus
-}
-#endif
 #endif

@@ -1,14 +1,11 @@
-/* cw layer 2: yielding spin lock. */
+/* SPDX-License-Identifier: MIT */
+/* cw layer 2 (internal): yielding spin lock. */
 #ifndef CW_SPINLOCK_H
 #define CW_SPINLOCK_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
-#include "cw/common.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include "base.h"
 
 /*
  * Test-and-test-and-set lock. A contender spins CW_BACKOFF_ROUNDS rounds of
@@ -32,17 +29,14 @@ typedef struct cw_spinlock {
 #define CW_SPINLOCK_NOYIELD_INITIALIZER                                                            \
     { 0, false }
 
-CW_API void cw_spinlock_init(cw_spinlock *lock);
-CW_API void cw_spinlock_init_noyield(cw_spinlock *lock);
+void cw_spinlock_init(cw_spinlock *lock);
+void cw_spinlock_init_noyield(cw_spinlock *lock);
 
-CW_API void cw_spinlock_lock(cw_spinlock *lock);
+void cw_spinlock_lock(cw_spinlock *lock);
 /* One load and at most one compare-and-swap: never spins, reads no clock. */
-CW_API bool cw_spinlock_trylock(cw_spinlock *lock);
-CW_API void cw_spinlock_unlock(cw_spinlock *lock);
+bool cw_spinlock_trylock(cw_spinlock *lock);
+void cw_spinlock_unlock(cw_spinlock *lock);
 /* A snapshot, for assertions: the answer may be stale when it returns. */
-CW_API bool cw_spinlock_is_locked(cw_spinlock *lock);
+bool cw_spinlock_is_locked(cw_spinlock *lock);
 
-#ifdef __cplusplus
-}
-#endif
 #endif

@@ -1,18 +1,16 @@
-/* cw layer 1: relax and delay. */
+/* SPDX-License-Identifier: MIT */
+/* cw layer 1 (internal): relax and delay. */
 #ifndef CW_RELAX_H
 #define CW_RELAX_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "cw/common.h"
+#include "base.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* One CPU pause hint (x86 `pause`, arm64 `yield`): cheaper for the sibling
- * hyperthread and the memory system than a bare load loop. */
-CW_API void cw_relax(void);
+/* One CPU pause hint (cw__pause in base.h). */
+static inline void cw_relax(void) {
+    cw__pause();
+}
 
 /*
  * Bounded exponential spin: round k spins 2^k pauses. After
@@ -30,7 +28,7 @@ typedef struct cw_backoff {
     { 0 }
 
 /* Spin the next round; false (without spinning) once the budget is spent. */
-CW_API bool cw_backoff_spin(cw_backoff *backoff);
+bool cw_backoff_spin(cw_backoff *backoff);
 
 /*
  * Delays at or below this many nanoseconds are spun (checking the monotonic
@@ -45,7 +43,7 @@ CW_API bool cw_backoff_spin(cw_backoff *backoff);
  * (EINTR) restarts the sleep without adding to it: the only overshoot is the
  * kernel's own wake-up latency and the thread's timer slack.
  */
-CW_API void cw_microdelay(uint64_t ns);
+void cw_microdelay(uint64_t ns);
 
 /*
  * Per-thread timer slack (prctl PR_SET_TIMERSLACK): Linux may defer a
@@ -54,10 +52,7 @@ CW_API void cw_microdelay(uint64_t ns);
  * when old_ns is not NULL. Setting 0 restores the thread's default slack.
  * Both return 0 or CW_ERR_UNSUPPORTED where the call fails.
  */
-CW_API int cw_timerslack_get(uint64_t *ns);
-CW_API int cw_timerslack_set(uint64_t ns, uint64_t *old_ns);
+int cw_timerslack_get(uint64_t *ns);
+int cw_timerslack_set(uint64_t ns, uint64_t *old_ns);
 
-#ifdef __cplusplus
-}
-#endif
 #endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cw internals, the bottom of the stack: time conversion, test-only delay
+ * injection and the one exit for broken invariants. Every layer may include
+ * it; it includes nothing of cw but the public error codes, and no OpenCL.
+ */
+#ifndef CW_BASE_H
+#define CW_BASE_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "cw/common.h"
+
+/*
+ * Test-only delay injection (CMake option CW_INJECT_DELAYS): at the marked
+ * points of the lock, condition and completion protocols, sometimes yield or
+ * spin a little, widening the windows in which a preemption would hurt. In
+ * normal builds the macro is empty.
+ */
+#ifdef CW_INJECT_DELAYS
+void cw__inject_delay(void);
+#define CW_INJECT() cw__inject_delay()
+#else
+#define CW_INJECT() ((void)0)
+#endif
+
+/*
+ * Invariant violations end here: the message names the call and its errno,
+ * then the process aborts. Resource exhaustion never comes here: it is a
+ * returned code (CW_ERR_NO_MEMORY, CW_ERR_NO_RESOURCES). The complete list
+ * of call sites, and why none of them can fail in a correct program:
+ *
+ *  parker.c   futex(FUTEX_WAIT_BITSET) with an errno other than EAGAIN,
+ *             EINTR or ETIMEDOUT: EFAULT or EINVAL would mean a bad
+ *             address or deadline, but the word is the caller's live
+ *             parker and the deadline comes from cw__timespec; ENOSYS
+ *             cannot happen on any Linux cw builds for.
+ *  relax.c    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) with an error
+ *             other than EINTR: EINVAL/EFAULT need a bad clock or timespec,
+ *             and both are constants or built by cw__timespec.
+ *  notify.c   write() to the notifier's eventfd failing other than EAGAIN,
+ *             read() of its eventfd or timerfd failing other than EAGAIN,
+ *             timerfd_settime() failing: the descriptors are the
+ *             notifier's own, open until cw_notifier_destroy (EBADF
+ *             impossible), the buffers are 8 bytes as the kernel requires
+ *             (EINVAL impossible) and the timer value is normalised by
+ *             cw__timespec.
+ */
+_Noreturn void cw__die(const char *what, int err);
+
+/* One CPU pause hint (x86 `pause`, arm64 `yield`): cheaper for the sibling
+ * hyperthread and the memory system than a bare load loop. cw_relax (layer 1)
+ * is this; it lives here so that delay injection can spin without reaching up. */
+static inline void cw__pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static inline struct timespec cw__timespec(uint64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    return ts;
+}
+
+#endif

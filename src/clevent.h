@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cw layer 6 (internal): the one place that talks to OpenCL about an event.
+ * Every waiter (cw_wait, wait-all/any, the notifier) reads statuses, flushes,
+ * maps OpenCL errors and registers callbacks through these, so that the
+ * rules below hold for all of them alike.
+ */
+#ifndef CW_CLEVENT_H
+#define CW_CLEVENT_H
+
+#include <CL/cl.h>
+#include <stdint.h>
+
+#include "completion.h"
+#include "cw/wait.h" /* CW_CHECK_INTERVAL_*: the documented check schedule */
+
+/* Map the OpenCL error of a call on an event to cw's code, handing the error
+ * back in *cl_status. */
+int cw__cl_failure(cl_int err, cl_int *cl_status);
+
+/* The event's execution status, or cw's code for the failed call (with the
+ * OpenCL error in *status). */
+int cw__read_status(cl_event event, cl_int *status);
+
+/* The verdict on a final status (CL_COMPLETE or negative). */
+static inline int cw__final_status(cl_int st) {
+    return st == CL_COMPLETE ? CW_OK : CW_ERR_COMMAND_FAILED;
+}
+
+/* Flush the event's queue when `status` (just read) is CL_QUEUED: only such a
+ * command can still be waiting for a flush; from CL_SUBMITTED on it is with
+ * the device already, and user events have no queue. */
+int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status);
+
+/*
+ * Register `c` as a CL_COMPLETE callback on `event`; the callback signals the
+ * completion's token, so one that runs after the waiter gave up (or never:
+ * PoCL 3.1 to 6.0 and rusticl fire none for a failed command) touches only
+ * the pool's ticket word. It may run before this returns (inline, when the
+ * event already completed). Returns 0, CW_ERR_INVALID_EVENT or CW_ERR_OPENCL
+ * with the OpenCL error in *cl_error.
+ */
+int cw__event_attach(cw_completion *c, cl_event event, cl_int *cl_error);
+
+/*
+ * When a callback wait reads the event's status, because a failed command
+ * fires no callback on PoCL 3.1 to 6.0 or rusticl: first after the option's
+ * interval (CW_CHECK_INTERVAL_US_DEFAULT for 0), then doubling up to
+ * CW_CHECK_INTERVAL_GROWTH times it. One schedule for cw_wait, wait-all/any
+ * and the notifier, so the documented 16, 32, 64, 128, 256 ms holds for all.
+ */
+typedef struct cw__check_schedule {
+    uint64_t first_ns, interval_ns;
+} cw__check_schedule;
+
+static inline cw__check_schedule cw__check_schedule_start(uint32_t check_interval_us) {
+    uint64_t first =
+        (uint64_t)(check_interval_us ? check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) * 1000u;
+    cw__check_schedule s = {first, first};
+    return s;
+}
+
+/* After a check: the next interval, doubled up to the cap. */
+static inline void cw__check_schedule_grow(cw__check_schedule *s) {
+    if (s->interval_ns < CW_CHECK_INTERVAL_GROWTH * s->first_ns)
+        s->interval_ns *= 2;
+}
+
+#endif
