@@ -13,27 +13,177 @@
 
 _Static_assert(sizeof(uintptr_t) >= 8, "a token packs a 32-bit index and generation");
 
+typedef struct wake_ops wake_ops;
+
 /*
  * ticket = generation << 1 | armed. Arming (acquire) bumps the generation and
  * sets armed; exactly one of "a signaller claims it" and "the waiter disarms
  * it" clears armed, by compare-and-swap on the exact value. Generations are
  * 32 bits: a stale token could only match again after 2^32 reuses of the same
  * slot while its callback is still pending.
+ *
+ * The lock and the wake order are chosen once, at acquire (`ops`); the slot
+ * holds the one lock they use. A stale signaller touches only `ticket`, so
+ * the union may change members between generations.
  */
 struct cw_completion {
     _Atomic uint64_t ticket;
-    atomic_int signalled; /* 1 once the signal has landed (written under the kind's lock) */
+    atomic_int signalled; /* 1 once the signal has landed (written under the slot's lock) */
     atomic_int watched;   /* 1 once the signaller's unpark of `watcher` has returned */
     cw_parker *watcher;   /* set by the owner before the token is handed out */
     int32_t status;
     uint64_t landed_ns; /* when the signal landed (for the wake-up latency statistic) */
     uint32_t index;
-    cw_completion_kind kind;
-    cw_spinlock lock;
-    cw_cond cond;
-    pthread_mutex_t mutex; /* CW_COMPLETION_PTHREAD only */
-    pthread_cond_t pcond;
+    const wake_ops *ops;
+    union {
+        struct {
+            cw_spinlock lock;
+            cw_cond cond;
+        } spin;
+        struct {
+            pthread_mutex_t mutex;
+            pthread_cond_t cond;
+        } pt;
+    } u;
     cw_completion *next_free;
+};
+
+/*
+ * How a kind takes its lock, publishes the signal and wakes, waits, and lets
+ * a releasing owner pass through the lock once the signaller has left it.
+ * `publish` stores status, landing time and `signalled` (release); it runs
+ * with the lock held.
+ */
+struct wake_ops {
+    int (*init)(cw_completion *c);
+    void (*fini)(cw_completion *c);
+    void (*land)(cw_completion *c, int32_t status, uint64_t landed);
+    int (*wait)(cw_completion *c, cw_parker *parker, uint64_t deadline_ns);
+    void (*pass)(cw_completion *c);
+};
+
+static void publish(cw_completion *c, int32_t status, uint64_t landed) {
+    c->status = status;
+    c->landed_ns = landed;
+    atomic_store_explicit(&c->signalled, 1, memory_order_release);
+}
+
+static int init_yield(cw_completion *c) {
+    cw_spinlock_init(&c->u.spin.lock);
+    cw_cond_init(&c->u.spin.cond);
+    return CW_OK;
+}
+
+static int init_noyield(cw_completion *c) {
+    cw_spinlock_init_noyield(&c->u.spin.lock);
+    cw_cond_init(&c->u.spin.cond);
+    return CW_OK;
+}
+
+static void fini_spin(cw_completion *c) {
+    (void)c;
+}
+
+static void land_after_unlock(cw_completion *c, int32_t status, uint64_t landed) {
+    cw_spinlock_lock(&c->u.spin.lock);
+    publish(c, status, landed);
+    /* Wake after release: the woken waiter never finds the lock held. */
+    cw_cond_notify_all_unlock(&c->u.spin.cond, &c->u.spin.lock);
+}
+
+static void land_locked(cw_completion *c, int32_t status, uint64_t landed) {
+    cw_spinlock_lock(&c->u.spin.lock);
+    publish(c, status, landed);
+    /* Wake while holding: the preemption window the benchmark measures. */
+    cw_cond_notify_all(&c->u.spin.cond);
+    cw_spinlock_unlock(&c->u.spin.lock);
+}
+
+static int wait_spin(cw_completion *c, cw_parker *parker, uint64_t deadline_ns) {
+    int rc = CW_OK;
+    cw_spinlock_lock(&c->u.spin.lock);
+    while (!atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
+        if (cw_cond_wait(&c->u.spin.cond, &c->u.spin.lock, parker, deadline_ns) == CW_ERR_TIMEOUT &&
+            !atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
+            rc = CW_ERR_TIMEOUT;
+            break;
+        }
+    }
+    cw_spinlock_unlock(&c->u.spin.lock);
+    return rc;
+}
+
+static void pass_spin(cw_completion *c) {
+    cw_spinlock_lock(&c->u.spin.lock);
+    cw_spinlock_unlock(&c->u.spin.lock);
+}
+
+/* The pthread kind's condition variable times out on CLOCK_MONOTONIC, the
+ * clock of cw's deadlines; the attribute is made once. */
+static pthread_condattr_t monotonic_attr;
+static int monotonic_attr_rc;
+static pthread_once_t monotonic_once = PTHREAD_ONCE_INIT;
+
+static void make_monotonic_attr(void) {
+    monotonic_attr_rc = pthread_condattr_init(&monotonic_attr);
+    if (monotonic_attr_rc == 0)
+        monotonic_attr_rc = pthread_condattr_setclock(&monotonic_attr, CLOCK_MONOTONIC);
+}
+
+static int init_pthread(cw_completion *c) {
+    pthread_once(&monotonic_once, make_monotonic_attr);
+    int rc = monotonic_attr_rc;
+    if (rc == 0)
+        rc = pthread_mutex_init(&c->u.pt.mutex, NULL);
+    if (rc == 0 && (rc = pthread_cond_init(&c->u.pt.cond, &monotonic_attr)) != 0)
+        pthread_mutex_destroy(&c->u.pt.mutex);
+    /* glibc never fails these; should another libc, it is a shortage of
+     * something, reported as such, never an abort. */
+    return rc == 0 ? CW_OK : rc == ENOMEM ? CW_ERR_NO_MEMORY : CW_ERR_NO_RESOURCES;
+}
+
+static void fini_pthread(cw_completion *c) {
+    pthread_cond_destroy(&c->u.pt.cond);
+    pthread_mutex_destroy(&c->u.pt.mutex);
+}
+
+static void land_pthread(cw_completion *c, int32_t status, uint64_t landed) {
+    pthread_mutex_lock(&c->u.pt.mutex);
+    publish(c, status, landed);
+    pthread_cond_broadcast(&c->u.pt.cond);
+    pthread_mutex_unlock(&c->u.pt.mutex);
+}
+
+static int wait_pthread(cw_completion *c, cw_parker *parker, uint64_t deadline_ns) {
+    (void)parker; /* an outside reference: it sleeps on its own condition variable */
+    struct timespec ts = cw__timespec(deadline_ns);
+    int rc = CW_OK;
+    pthread_mutex_lock(&c->u.pt.mutex);
+    while (!atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
+        int e = deadline_ns == CW_DEADLINE_NONE
+                    ? pthread_cond_wait(&c->u.pt.cond, &c->u.pt.mutex)
+                    : pthread_cond_timedwait(&c->u.pt.cond, &c->u.pt.mutex, &ts);
+        if (e == ETIMEDOUT && !atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
+            rc = CW_ERR_TIMEOUT;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->u.pt.mutex);
+    return rc;
+}
+
+static void pass_pthread(cw_completion *c) {
+    pthread_mutex_lock(&c->u.pt.mutex);
+    pthread_mutex_unlock(&c->u.pt.mutex);
+}
+
+static const wake_ops kind_ops[CW_COMPLETION_KIND_COUNT] = {
+    [CW_COMPLETION_YIELD] = {init_yield, fini_spin, land_after_unlock, wait_spin, pass_spin},
+    [CW_COMPLETION_YIELD_WAKE_LOCKED] = {init_yield, fini_spin, land_locked, wait_spin, pass_spin},
+    [CW_COMPLETION_NOYIELD_WAKE_LOCKED] = {init_noyield, fini_spin, land_locked, wait_spin,
+                                           pass_spin},
+    [CW_COMPLETION_PTHREAD] = {init_pthread, fini_pthread, land_pthread, wait_pthread,
+                               pass_pthread},
 };
 
 #define CHUNK_SLOTS 256u
@@ -53,47 +203,26 @@ static int grow_pool(void) {
     cw_completion *chunk = calloc(CHUNK_SLOTS, sizeof *chunk);
     if (!chunk)
         return CW_ERR_NO_MEMORY;
-    pthread_condattr_t attr;
-    if (pthread_condattr_init(&attr) != 0) {
-        free(chunk);
-        return CW_ERR_NO_MEMORY;
-    }
-    /* glibc never fails these for default attributes; should another libc,
-     * it is a shortage of something, reported as such, never an abort. */
-    int rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    unsigned i = 0;
-    for (; rc == 0 && i < CHUNK_SLOTS; ++i) {
+    for (unsigned i = 0; i < CHUNK_SLOTS; ++i) {
         cw_completion *c = &chunk[i];
         c->index = chunk_count * CHUNK_SLOTS + i;
         atomic_init(&c->ticket, 0);
         atomic_init(&c->signalled, 0);
         atomic_init(&c->watched, 0);
-        cw_spinlock_init(&c->lock);
-        cw_cond_init(&c->cond);
-        rc = pthread_mutex_init(&c->mutex, NULL);
-        if (rc != 0)
-            break;
-        rc = pthread_cond_init(&c->pcond, &attr);
-        if (rc != 0) {
-            pthread_mutex_destroy(&c->mutex);
-            break;
-        }
         c->next_free = i + 1 < CHUNK_SLOTS ? &chunk[i + 1] : free_list;
-    }
-    pthread_condattr_destroy(&attr);
-    if (rc != 0) {
-        while (i-- > 0) {
-            pthread_cond_destroy(&chunk[i].pcond);
-            pthread_mutex_destroy(&chunk[i].mutex);
-        }
-        free(chunk);
-        return rc == ENOMEM ? CW_ERR_NO_MEMORY : CW_ERR_NO_RESOURCES;
     }
     free_list = chunk;
     /* Release: a signaller that loads this pointer sees initialised slots. */
     atomic_store_explicit(&chunks[chunk_count], chunk, memory_order_release);
     chunk_count++;
     return CW_OK;
+}
+
+static void give_back(cw_completion *c) {
+    cw_spinlock_lock(&pool_lock);
+    c->next_free = free_list;
+    free_list = c;
+    cw_spinlock_unlock(&pool_lock);
 }
 
 int cw_completion_acquire(cw_completion_kind kind, cw_completion **out) {
@@ -110,18 +239,17 @@ int cw_completion_acquire(cw_completion_kind kind, cw_completion **out) {
 
     /* Only stale signallers can see this slot now, and they touch nothing but
      * the ticket (their claim fails), so plain re-initialisation is safe. */
-    c->kind = kind;
+    c->ops = &kind_ops[kind];
+    if ((rc = c->ops->init(c)) != CW_OK) {
+        give_back(c);
+        return rc;
+    }
     c->status = 0;
     c->landed_ns = 0;
     c->next_free = NULL;
     c->watcher = NULL;
     atomic_store_explicit(&c->signalled, 0, memory_order_relaxed);
     atomic_store_explicit(&c->watched, 0, memory_order_relaxed);
-    if (kind == CW_COMPLETION_NOYIELD_WAKE_LOCKED)
-        cw_spinlock_init_noyield(&c->lock);
-    else
-        cw_spinlock_init(&c->lock);
-    cw_cond_init(&c->cond);
     uint64_t gen =
         ((atomic_load_explicit(&c->ticket, memory_order_relaxed) >> 1) + 1) & 0xffffffffu;
     /* Release: a signaller whose claim succeeds (acquire) sees the fields above. */
@@ -147,38 +275,9 @@ static cw_completion *lookup(uint32_t index) {
 static void land(cw_completion *c, int32_t status) {
     /* Set before the token was handed out; the claim's acquire made it visible. */
     cw_parker *watcher = c->watcher;
-    /* Read before the lock, published by the `signalled` release store below:
-     * a waiter that sees the signal (acquire) sees the time it landed. */
-    uint64_t landed = cw_now_ns();
-    switch (c->kind) {
-    case CW_COMPLETION_YIELD:
-        cw_spinlock_lock(&c->lock);
-        c->status = status;
-        c->landed_ns = landed;
-        atomic_store_explicit(&c->signalled, 1, memory_order_release);
-        /* Wake after release: the woken waiter never finds the lock held. */
-        cw_cond_notify_all_unlock(&c->cond, &c->lock);
-        break;
-    case CW_COMPLETION_YIELD_WAKE_LOCKED:
-    case CW_COMPLETION_NOYIELD_WAKE_LOCKED:
-        cw_spinlock_lock(&c->lock);
-        c->status = status;
-        c->landed_ns = landed;
-        atomic_store_explicit(&c->signalled, 1, memory_order_release);
-        /* Wake while holding: the preemption window the benchmark measures. */
-        cw_cond_notify_all(&c->cond);
-        cw_spinlock_unlock(&c->lock);
-        break;
-    case CW_COMPLETION_PTHREAD:
-    default:
-        pthread_mutex_lock(&c->mutex);
-        c->status = status;
-        c->landed_ns = landed;
-        atomic_store_explicit(&c->signalled, 1, memory_order_release);
-        pthread_cond_broadcast(&c->pcond);
-        pthread_mutex_unlock(&c->mutex);
-        break;
-    }
+    /* Read before the lock, published by the `signalled` release store: a
+     * waiter that sees the signal (acquire) sees the time it landed. */
+    c->ops->land(c, status, cw_now_ns());
     if (watcher) {
         /* After every lock is released, like the condition's waiters. The
          * slot cannot be recycled before `watched` is set: release waits for
@@ -220,38 +319,10 @@ int32_t cw_completion_status(const cw_completion *c) {
     return c->status;
 }
 
-static int wait_pthread(cw_completion *c, uint64_t deadline_ns) {
-    struct timespec ts = cw__timespec(deadline_ns);
-    int rc = CW_OK;
-    pthread_mutex_lock(&c->mutex);
-    while (!atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
-        int e = deadline_ns == CW_DEADLINE_NONE ? pthread_cond_wait(&c->pcond, &c->mutex)
-                                                : pthread_cond_timedwait(&c->pcond, &c->mutex, &ts);
-        if (e == ETIMEDOUT && !atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
-            rc = CW_ERR_TIMEOUT;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&c->mutex);
-    return rc;
-}
-
 int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns) {
     if (cw_completion_is_signalled(c))
         return CW_OK;
-    if (c->kind == CW_COMPLETION_PTHREAD)
-        return wait_pthread(c, deadline_ns);
-    int rc = CW_OK;
-    cw_spinlock_lock(&c->lock);
-    while (!atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
-        if (cw_cond_wait(&c->cond, &c->lock, parker, deadline_ns) == CW_ERR_TIMEOUT &&
-            !atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
-            rc = CW_ERR_TIMEOUT;
-            break;
-        }
-    }
-    cw_spinlock_unlock(&c->lock);
-    return rc;
+    return c->ops->wait(c, parker, deadline_ns);
 }
 
 bool cw_completion_release(cw_completion *c, int32_t *status) {
@@ -267,13 +338,7 @@ bool cw_completion_release(cw_completion *c, int32_t *status) {
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
         cw_completion_wait(c, &fp.parker, CW_DEADLINE_NONE);
-        if (c->kind == CW_COMPLETION_PTHREAD) {
-            pthread_mutex_lock(&c->mutex);
-            pthread_mutex_unlock(&c->mutex);
-        } else {
-            cw_spinlock_lock(&c->lock);
-            cw_spinlock_unlock(&c->lock);
-        }
+        c->ops->pass(c);
         /* The signaller's unpark of the watcher runs after it left the lock:
          * the watcher's owner frees it once we return, so wait for the unpark
          * to finish. It is short and its thread is running, but it may be
@@ -286,11 +351,10 @@ bool cw_completion_release(cw_completion *c, int32_t *status) {
     }
     if (signalled && status)
         *status = c->status; /* landed: written before the signaller's unlock we passed */
+    /* Nobody uses the lock any more: a stale signaller touches only the ticket. */
+    c->ops->fini(c);
     atomic_fetch_sub_explicit(&outstanding, 1, memory_order_relaxed);
-    cw_spinlock_lock(&pool_lock);
-    c->next_free = free_list;
-    free_list = c;
-    cw_spinlock_unlock(&pool_lock);
+    give_back(c);
     return signalled;
 }
 

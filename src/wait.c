@@ -1,49 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6: wait strategies and cw_wait. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
-#endif
+/* Layer 6: cw_wait and the ways a strategy waits (the table is strategy.c). */
 #include "clevent.h"
 #include "completion.h"
+#include "estimate.h"
 #include "relax.h"
 #include "stats_internal.h"
 #include "strategy.h"
 
-#include <fcntl.h>
-#include <limits.h>
 #include <sched.h>
-#include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-static const char *const strategy_names[CW_STRATEGY_COUNT] = {
-    [CW_STRATEGY_DEFAULT] = "default",
-    [CW_STRATEGY_BLOCKING] = "blocking",
-    [CW_STRATEGY_COOPERATIVE] = "cooperative",
-    [CW_STRATEGY_POLL] = "poll",
-    [CW_STRATEGY_COOPERATIVE_WAKE_LOCKED] = "cooperative-wake-locked",
-    [CW_STRATEGY_COOPERATIVE_NOYIELD] = "cooperative-noyield",
-    [CW_STRATEGY_PTHREAD] = "pthread",
-    [CW_STRATEGY_SPIN_PARK] = "spin-park",
-    [CW_STRATEGY_BACKOFF_POLL] = "backoff-poll",
-    [CW_STRATEGY_AUTO] = "auto",
-};
-
-const char *cw_strategy_name(cw_strategy strategy) {
-    return (unsigned)strategy < CW_STRATEGY_COUNT ? strategy_names[strategy] : NULL;
-}
-
-int cw_strategy_from_name(const char *name, cw_strategy *out) {
-    if (!name || !out)
-        return CW_ERR_INVALID_ARGUMENT;
-    for (unsigned i = 0; i < CW_STRATEGY_COUNT; ++i)
-        if (strcmp(name, strategy_names[i]) == 0) {
-            *out = (cw_strategy)i;
-            return CW_OK;
-        }
-    return CW_ERR_INVALID_ARGUMENT;
-}
 
 static int wait_blocking(cl_event event, cl_int *cl_status) {
     cl_int err = clWaitForEvents(1, &event);
@@ -77,56 +41,6 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
     }
     cw__stat_add(CW__STAT_POLLS, i); /* once per wait: the loop itself stays a bare poll */
     return rc;
-}
-
-/*
- * A moving estimate of how long waits on one command queue take, for the
- * strategies that plan ahead (backoff-poll, auto). 64 direct-mapped slots
- * keyed by the queue pointer; a collision just replaces the slot. Key and
- * value are separate relaxed atomics: a reader that pairs one queue's key
- * with another's value gets a bad hint, never a bad wait, so no lock.
- */
-#define EST_SLOTS 64u
-static struct {
-    _Atomic uintptr_t key;
-    _Atomic uint64_t ns;
-    _Atomic uint32_t host_units; /* auto: host CPUs the device's work takes, + 1; 0 unknown */
-} estimates[EST_SLOTS];
-
-static unsigned est_slot(uintptr_t key) {
-    return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15u) >> 58);
-}
-
-static uintptr_t queue_key(cl_event event) {
-    cl_command_queue q = NULL;
-    if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS)
-        return 0;
-    return (uintptr_t)q; /* 0 for user events: no estimate */
-}
-
-static uint64_t estimate_get(uintptr_t key) {
-    if (!key)
-        return 0;
-    unsigned i = est_slot(key);
-    if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) != key)
-        return 0;
-    return atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
-}
-
-/* Exponentially weighted, 1/4 weight to the newest wait: a few waits follow
- * a change of kernel, one outlier (a preempted launch) moves it by a quarter. */
-static void estimate_put(uintptr_t key, uint64_t ns) {
-    if (!key)
-        return;
-    unsigned i = est_slot(key);
-    if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) != key) {
-        atomic_store_explicit(&estimates[i].key, key, memory_order_relaxed);
-        atomic_store_explicit(&estimates[i].ns, ns, memory_order_relaxed);
-        atomic_store_explicit(&estimates[i].host_units, 0, memory_order_relaxed);
-        return;
-    }
-    uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
-    atomic_store_explicit(&estimates[i].ns, old - old / 4 + ns / 4, memory_order_relaxed);
 }
 
 /*
@@ -279,131 +193,14 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
     return rc != CW_OK ? rc : cw__final_status(*cl_status);
 }
 
-int cw__validate_options(const cw_wait_options *o) {
-    if ((unsigned)o->strategy >= CW_STRATEGY_COUNT || (o->flags & ~(unsigned)CW_WAIT_FLAGS_ALL_) ||
-        o->timeout_us < 0 || o->check_interval_us > CW_CHECK_INTERVAL_US_MAX ||
-        o->spin_us > CW_SPIN_US_MAX)
-        return CW_ERR_INVALID_ARGUMENT;
-    /* Reserved fields must be zero, so that a later release can give them a
-     * meaning whose zero value is today's behaviour. */
-    for (unsigned i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; ++i)
-        if (o->reserved[i] != 0)
-            return CW_ERR_INVALID_ARGUMENT;
-    return CW_OK;
-}
-
-uint64_t cw__deadline_of(const cw_wait_options *o) {
-    if (o->timeout_us > 0 && (uint64_t)o->timeout_us < CW_DEADLINE_NONE / 1000u)
-        return cw_deadline_after_ns((uint64_t)o->timeout_us * 1000u);
-    return CW_DEADLINE_NONE;
-}
-
-/*
- * What the auto policy can see cheaply, per thread: how many CPUs it may run
- * on (sched_getaffinity) and how many threads are runnable system-wide (the
- * fourth field of /proc/loadavg, "running/total", which counts this thread).
- * Both are re-read at most every 50 ms, and only for waits short enough to
- * spin for, so their cost (a few system calls) is amortised over many waits;
- * a stale view only picks a worse strategy for a while, never a wrong result.
- */
-#define AUTO_SAMPLE_NS 50000000u
-static _Thread_local struct {
-    uint64_t sampled_ns;
-    bool valid;
-    long allowed, running;
-} auto_view;
-
-/* Threads runnable system-wide, this one included; LONG_MAX when unknown.
- * open/read/close rather than stdio: three system calls, no allocation. */
-static long runnable_threads(void) {
-    char buf[128]; /* "0.52 0.58 0.59 3/467 12345" */
-    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return LONG_MAX;
-    ssize_t len = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (len <= 0)
-        return LONG_MAX;
-    buf[len] = '\0';
-    const char *p = buf;
-    for (int field = 0; field < 3 && p; ++field) {
-        p = strchr(p, ' ');
-        if (p)
-            ++p;
-    }
-    long running = p ? strtol(p, NULL, 10) : 0;
-    return running > 0 ? running : LONG_MAX;
-}
-
-/*
- * Whether a CPU is spare for spinning: one for this thread beyond the
- * `device_cpus` the device's workers take, and fewer runnable threads than
- * allowed CPUs.
- */
-static bool spare_cpu(unsigned device_cpus) {
-    uint64_t now = cw_now_ns();
-    if (!auto_view.valid || now - auto_view.sampled_ns >= AUTO_SAMPLE_NS) {
-        auto_view.sampled_ns = now;
-        auto_view.valid = true;
-        cpu_set_t set;
-        auto_view.allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-        /* With one CPU there is nothing to learn from the load. */
-        auto_view.running = auto_view.allowed >= 2 ? runnable_threads() : LONG_MAX;
-    }
-    return auto_view.allowed > (long)device_cpus && auto_view.running < auto_view.allowed;
-}
-
-/*
- * How many host CPUs the queue's device occupies while it runs a command:
- * its compute units for a CPU device (PoCL's pthread device has one per
- * worker thread), none for any other. Two or three OpenCL queries, cached in
- * the queue's estimate slot. Without this a CPU device's workers, which
- * sleep between kernels and have only just been woken when the wait starts,
- * would not show in /proc/loadavg and every CPU would look spare.
- */
-static unsigned host_units(uintptr_t key) {
-    unsigned i = est_slot(key);
-    bool mine = atomic_load_explicit(&estimates[i].key, memory_order_relaxed) == key;
-    uint32_t cached =
-        mine ? atomic_load_explicit(&estimates[i].host_units, memory_order_relaxed) : 0;
-    if (cached)
-        return cached - 1u;
-    cl_device_id dev = NULL;
-    cl_device_type type = 0;
-    cl_uint units = 0;
-    if (clGetCommandQueueInfo((cl_command_queue)key, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) !=
-            CL_SUCCESS ||
-        clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL) != CL_SUCCESS)
-        return UINT_MAX; /* unknown: as if it took every CPU */
-    if ((type & CL_DEVICE_TYPE_CPU) &&
-        clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS)
-        return UINT_MAX;
-    if (units > 1000000u)
-        units = 1000000u;
-    if (mine)
-        atomic_store_explicit(&estimates[i].host_units, units + 1u, memory_order_relaxed);
-    return units;
-}
-
-/* Auto: the spin budget for this wait, or 0 to park at once (cooperative).
- * Spinning pays only when the thread that will signal has a CPU of its own,
- * and only for about as long as the wait is expected to last. */
-static uint64_t auto_spin_ns(const cw_wait_options *o, uintptr_t key, uint64_t expected) {
-    uint64_t cap = (uint64_t)(o->spin_us ? o->spin_us : CW_AUTO_SPIN_US_CAP) * 1000u;
-    if (!expected || expected > cap || !spare_cpu(host_units(key)))
-        return 0;
-    /* A quarter more than expected, so a typical wait ends inside the spin. */
-    return expected + expected / 4u;
-}
-
 static int wait_one(cl_event event, const cw_wait_options *o, cl_int *cl_status) {
     uint64_t start = cw_now_ns();
-    cw_strategy s = o->strategy == CW_STRATEGY_DEFAULT ? CW_STRATEGY_AUTO : o->strategy;
+    const cw__strategy_row *row = cw__strategy_row_of(o->strategy);
     /* clWaitForEvents validates and flushes by itself; keep it the bare call
      * so that it stays the benchmark's reference. It cannot time out: with a
-     * timeout the wait takes the pthread condition variable path, which is
-     * the same kind of sleep behind a callback, plus the status checks. */
-    if (s == CW_STRATEGY_BLOCKING && o->timeout_us == 0)
+     * timeout the wait takes the row's callback path (the pthread condition
+     * variable: the same kind of sleep), plus the status checks. */
+    if (row->method == CW__BLOCK && o->timeout_us == 0)
         return wait_blocking(event, cl_status);
 
     /* One status read up front: it rejects a bad handle before any
@@ -419,36 +216,30 @@ static int wait_one(cl_event event, const cw_wait_options *o, cl_int *cl_status)
         return rc;
 
     uint64_t deadline = cw__deadline_of(o);
-    switch (s) {
-    case CW_STRATEGY_POLL:
-        return wait_poll(event, deadline, cl_status);
-    case CW_STRATEGY_COOPERATIVE_WAKE_LOCKED:
-        return wait_callback(event, CW_COMPLETION_YIELD_WAKE_LOCKED, o, 0, deadline, cl_status);
-    case CW_STRATEGY_COOPERATIVE_NOYIELD:
-        return wait_callback(event, CW_COMPLETION_NOYIELD_WAKE_LOCKED, o, 0, deadline, cl_status);
-    case CW_STRATEGY_BLOCKING: /* with a timeout */
-    case CW_STRATEGY_PTHREAD:
-        return wait_callback(event, CW_COMPLETION_PTHREAD, o, 0, deadline, cl_status);
-    case CW_STRATEGY_SPIN_PARK:
-        return wait_callback(event, CW_COMPLETION_YIELD, o,
-                             (uint64_t)(o->spin_us ? o->spin_us : CW_SPIN_US_DEFAULT) * 1000u,
-                             deadline, cl_status);
-    case CW_STRATEGY_BACKOFF_POLL:
-    case CW_STRATEGY_AUTO: {
-        uintptr_t key = queue_key(event);
-        uint64_t expected = estimate_get(key);
-        rc = s == CW_STRATEGY_AUTO
-                 ? wait_callback(event, CW_COMPLETION_YIELD, o, auto_spin_ns(o, key, expected),
-                                 deadline, cl_status)
-                 : wait_backoff_poll(event, start, expected, deadline, cl_status);
-        if (rc == CW_OK)
-            estimate_put(key, cw_now_ns() - start);
-        return rc;
-    }
-    case CW_STRATEGY_COOPERATIVE:
+    uintptr_t key = row->estimates ? cw__queue_key(event) : 0;
+    uint64_t expected = key ? cw__estimate_get(key) : 0;
+    uint64_t spin_ns = 0;
+    if (row->spin == CW__SPIN_BUDGET)
+        spin_ns = (uint64_t)(o->spin_us ? o->spin_us : CW_SPIN_US_DEFAULT) * 1000u;
+    else if (row->spin == CW__SPIN_AUTO)
+        spin_ns = cw__auto_spin_ns(o, key, expected);
+
+    switch (row->method) {
+    case CW__POLL:
+        rc = wait_poll(event, deadline, cl_status);
+        break;
+    case CW__BACKOFF:
+        rc = wait_backoff_poll(event, start, expected, deadline, cl_status);
+        break;
+    case CW__BLOCK: /* with a timeout */
+    case CW__CALLBACK:
     default:
-        return wait_callback(event, CW_COMPLETION_YIELD, o, 0, deadline, cl_status);
+        rc = wait_callback(event, row->kind, o, spin_ns, deadline, cl_status);
+        break;
     }
+    if (rc == CW_OK && key)
+        cw__estimate_put(key, cw_now_ns() - start);
+    return rc;
 }
 
 int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_status) {

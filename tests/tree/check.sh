@@ -5,7 +5,8 @@
 #   spdx        an SPDX-License-Identifier line in every source, header,
 #               script and build file
 #   duplicates  no run of six or more lines repeated in src/ (dupes.py)
-# Usage: tests/tree/check.sh format|spdx|duplicates [PYTHON]
+#   layers      no include runs up the layers of docs/design.md (layers.py)
+# Usage: tests/tree/check.sh format|spdx|duplicates|layers [PYTHON]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -40,8 +41,12 @@ duplicates)
     py=${2:-python3}
     "$py" tests/tree/dupes.py 6 src
     ;;
+layers)
+    py=${2:-python3}
+    "$py" tests/tree/layers.py .
+    ;;
 *)
-    echo "usage: $0 format|spdx|duplicates [PYTHON]" >&2
+    echo "usage: $0 format|spdx|duplicates|layers [PYTHON]" >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* Layer 6: per-queue estimates of the wait, and the auto strategy's policy. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
+#include "estimate.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * A moving estimate of how long waits on one command queue take, for the
+ * strategies that plan ahead (backoff-poll, auto). 64 direct-mapped slots
+ * keyed by the queue pointer; a collision just replaces the slot. Key and
+ * value are separate relaxed atomics: a reader that pairs one queue's key
+ * with another's value gets a bad hint, never a bad wait, so no lock.
+ */
+#define EST_SLOTS 64u
+static struct {
+    _Atomic uintptr_t key;
+    _Atomic uint64_t ns;
+    _Atomic uint32_t host_units; /* auto: host CPUs the device's work takes, + 1; 0 unknown */
+} estimates[EST_SLOTS];
+
+static unsigned est_slot(uintptr_t key) {
+    return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15u) >> 58);
+}
+
+uintptr_t cw__queue_key(cl_event event) {
+    cl_command_queue q = NULL;
+    if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS)
+        return 0;
+    return (uintptr_t)q; /* 0 for user events: no estimate */
+}
+
+uint64_t cw__estimate_get(uintptr_t key) {
+    if (!key)
+        return 0;
+    unsigned i = est_slot(key);
+    if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) != key)
+        return 0;
+    return atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
+}
+
+/* Exponentially weighted, 1/4 weight to the newest wait: a few waits follow
+ * a change of kernel, one outlier (a preempted launch) moves it by a quarter. */
+void cw__estimate_put(uintptr_t key, uint64_t ns) {
+    if (!key)
+        return;
+    unsigned i = est_slot(key);
+    if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) != key) {
+        atomic_store_explicit(&estimates[i].key, key, memory_order_relaxed);
+        atomic_store_explicit(&estimates[i].ns, ns, memory_order_relaxed);
+        atomic_store_explicit(&estimates[i].host_units, 0, memory_order_relaxed);
+        return;
+    }
+    uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
+    atomic_store_explicit(&estimates[i].ns, old - old / 4 + ns / 4, memory_order_relaxed);
+}
+
+/*
+ * What the auto policy can see cheaply, per thread: how many CPUs it may run
+ * on (sched_getaffinity) and how many threads are runnable system-wide (the
+ * fourth field of /proc/loadavg, "running/total", which counts this thread).
+ * Both are re-read at most every 50 ms, and only for waits short enough to
+ * spin for, so their cost (a few system calls) is amortised over many waits;
+ * a stale view only picks a worse strategy for a while, never a wrong result.
+ */
+#define AUTO_SAMPLE_NS 50000000u
+static _Thread_local struct {
+    uint64_t sampled_ns;
+    bool valid;
+    long allowed, running;
+} auto_view;
+
+/* Threads runnable system-wide, this one included; LONG_MAX when unknown.
+ * open/read/close rather than stdio: three system calls, no allocation. */
+static long runnable_threads(void) {
+    char buf[128]; /* "0.52 0.58 0.59 3/467 12345" */
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return LONG_MAX;
+    ssize_t len = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (len <= 0)
+        return LONG_MAX;
+    buf[len] = '\0';
+    const char *p = buf;
+    for (int field = 0; field < 3 && p; ++field) {
+        p = strchr(p, ' ');
+        if (p)
+            ++p;
+    }
+    long running = p ? strtol(p, NULL, 10) : 0;
+    return running > 0 ? running : LONG_MAX;
+}
+
+/*
+ * Whether a CPU is spare for spinning: one for this thread beyond the
+ * `device_cpus` the device's workers take, and fewer runnable threads than
+ * allowed CPUs.
+ */
+static bool spare_cpu(unsigned device_cpus) {
+    uint64_t now = cw_now_ns();
+    if (!auto_view.valid || now - auto_view.sampled_ns >= AUTO_SAMPLE_NS) {
+        auto_view.sampled_ns = now;
+        auto_view.valid = true;
+        cpu_set_t set;
+        auto_view.allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+        /* With one CPU there is nothing to learn from the load. */
+        auto_view.running = auto_view.allowed >= 2 ? runnable_threads() : LONG_MAX;
+    }
+    return auto_view.allowed > (long)device_cpus && auto_view.running < auto_view.allowed;
+}
+
+/*
+ * How many host CPUs the queue's device occupies while it runs a command:
+ * its compute units for a CPU device (PoCL's pthread device has one per
+ * worker thread), none for any other. Two or three OpenCL queries, cached in
+ * the queue's estimate slot. Without this a CPU device's workers, which
+ * sleep between kernels and have only just been woken when the wait starts,
+ * would not show in /proc/loadavg and every CPU would look spare.
+ */
+static unsigned host_units(uintptr_t key) {
+    unsigned i = est_slot(key);
+    bool mine = atomic_load_explicit(&estimates[i].key, memory_order_relaxed) == key;
+    uint32_t cached =
+        mine ? atomic_load_explicit(&estimates[i].host_units, memory_order_relaxed) : 0;
+    if (cached)
+        return cached - 1u;
+    cl_device_id dev = NULL;
+    cl_device_type type = 0;
+    cl_uint units = 0;
+    if (clGetCommandQueueInfo((cl_command_queue)key, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) !=
+            CL_SUCCESS ||
+        clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL) != CL_SUCCESS)
+        return UINT_MAX; /* unknown: as if it took every CPU */
+    if ((type & CL_DEVICE_TYPE_CPU) &&
+        clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) != CL_SUCCESS)
+        return UINT_MAX;
+    if (units > 1000000u)
+        units = 1000000u;
+    if (mine)
+        atomic_store_explicit(&estimates[i].host_units, units + 1u, memory_order_relaxed);
+    return units;
+}
+
+/* Auto: the spin budget for this wait, or 0 to park at once (cooperative).
+ * Spinning pays only when the thread that will signal has a CPU of its own,
+ * and only for about as long as the wait is expected to last. */
+uint64_t cw__auto_spin_ns(const cw_wait_options *o, uintptr_t key, uint64_t expected) {
+    uint64_t cap = (uint64_t)(o->spin_us ? o->spin_us : CW_AUTO_SPIN_US_CAP) * 1000u;
+    if (!expected || expected > cap || !spare_cpu(host_units(key)))
+        return 0;
+    /* A quarter more than expected, so a typical wait ends inside the spin. */
+    return expected + expected / 4u;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* Layer 6: the strategy table, names, and the option checks every wait shares. */
+#include "strategy.h"
+
+#include <string.h>
+
+/* The strategy CW_STRATEGY_DEFAULT stands for in this release. */
+#define DEFAULT_IS CW_STRATEGY_AUTO
+
+static const cw__strategy_row rows[CW_STRATEGY_COUNT] = {
+    [CW_STRATEGY_BLOCKING] = {"blocking", CW__BLOCK, CW_COMPLETION_PTHREAD, CW__SPIN_NONE, false},
+    [CW_STRATEGY_COOPERATIVE] = {"cooperative", CW__CALLBACK, CW_COMPLETION_YIELD, CW__SPIN_NONE,
+                                 false},
+    [CW_STRATEGY_POLL] = {"poll", CW__POLL, CW_COMPLETION_YIELD, CW__SPIN_NONE, false},
+    [CW_STRATEGY_COOPERATIVE_WAKE_LOCKED] = {"cooperative-wake-locked", CW__CALLBACK,
+                                             CW_COMPLETION_YIELD_WAKE_LOCKED, CW__SPIN_NONE, false},
+    [CW_STRATEGY_COOPERATIVE_NOYIELD] = {"cooperative-noyield", CW__CALLBACK,
+                                         CW_COMPLETION_NOYIELD_WAKE_LOCKED, CW__SPIN_NONE, false},
+    [CW_STRATEGY_PTHREAD] = {"pthread", CW__CALLBACK, CW_COMPLETION_PTHREAD, CW__SPIN_NONE, false},
+    [CW_STRATEGY_SPIN_PARK] = {"spin-park", CW__CALLBACK, CW_COMPLETION_YIELD, CW__SPIN_BUDGET,
+                               false},
+    [CW_STRATEGY_BACKOFF_POLL] = {"backoff-poll", CW__BACKOFF, CW_COMPLETION_YIELD, CW__SPIN_NONE,
+                                  true},
+    [CW_STRATEGY_AUTO] = {"auto", CW__CALLBACK, CW_COMPLETION_YIELD, CW__SPIN_AUTO, true},
+};
+
+const cw__strategy_row *cw__strategy_row_of(cw_strategy s) {
+    return &rows[s == CW_STRATEGY_DEFAULT ? DEFAULT_IS : s];
+}
+
+const char *cw_strategy_name(cw_strategy strategy) {
+    if ((unsigned)strategy >= CW_STRATEGY_COUNT)
+        return NULL;
+    return strategy == CW_STRATEGY_DEFAULT ? "default" : rows[strategy].name;
+}
+
+int cw_strategy_from_name(const char *name, cw_strategy *out) {
+    if (!name || !out)
+        return CW_ERR_INVALID_ARGUMENT;
+    for (unsigned i = 0; i < CW_STRATEGY_COUNT; ++i)
+        if (strcmp(name, cw_strategy_name((cw_strategy)i)) == 0) {
+            *out = (cw_strategy)i;
+            return CW_OK;
+        }
+    return CW_ERR_INVALID_ARGUMENT;
+}
+
+int cw__validate_options(const cw_wait_options *o) {
+    if ((unsigned)o->strategy >= CW_STRATEGY_COUNT || (o->flags & ~(unsigned)CW_WAIT_FLAGS_ALL_) ||
+        o->timeout_us < 0 || o->check_interval_us > CW_CHECK_INTERVAL_US_MAX ||
+        o->spin_us > CW_SPIN_US_MAX)
+        return CW_ERR_INVALID_ARGUMENT;
+    /* Reserved fields must be zero, so that a later release can give them a
+     * meaning whose zero value is today's behaviour. */
+    for (unsigned i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; ++i)
+        if (o->reserved[i] != 0)
+            return CW_ERR_INVALID_ARGUMENT;
+    return CW_OK;
+}
+
+uint64_t cw__deadline_of(const cw_wait_options *o) {
+    if (o->timeout_us > 0 && (uint64_t)o->timeout_us < CW_DEADLINE_NONE / 1000u)
+        return cw_deadline_after_ns((uint64_t)o->timeout_us * 1000u);
+    return CW_DEADLINE_NONE;
+}
