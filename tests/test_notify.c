@@ -4,7 +4,9 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "clfixture.h"
@@ -452,6 +454,45 @@ static void bad_arguments_are_rejected(void **state) {
     assert_int_equal(cw_completion_outstanding(), 0);
 }
 
+/* Open descriptors of this process (the lowest free one is not enough:
+ * a failure could leak one above it). */
+static int open_fds(void) {
+    int n = 0;
+    for (int fd = 0; fd < 4096; ++fd)
+        if (fcntl(fd, F_GETFD) != -1)
+            ++n;
+    return n;
+}
+
+/* Out of descriptors is a returned code of its own, with nothing leaked;
+ * the host process goes on. Each limit lets one more descriptor open than
+ * the last, so every one of the three creations fails once. */
+static void out_of_descriptors_is_no_resources(void **state) {
+    (void)state;
+    struct rlimit old;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    int before = open_fds();
+    int lowest = dup(0);
+    assert_true(lowest >= 0);
+    close(lowest);
+    for (int extra = 0; extra < 3; ++extra) {
+        struct rlimit low = old;
+        low.rlim_cur = (rlim_t)(lowest + extra);
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+        cw_notifier *n = (cw_notifier *)&n;
+        int rc = cw_notifier_create(0, &n);
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+        assert_int_equal(rc, CW_ERR_NO_RESOURCES);
+        assert_null(n);
+        assert_int_equal(open_fds(), before);
+    }
+    /* With descriptors to spare it works again. */
+    cw_notifier *n;
+    assert_int_equal(cw_notifier_create(0, &n), CW_OK);
+    cw_notifier_destroy(n);
+    assert_int_equal(open_fds(), before);
+}
+
 static const struct CMUnitTest notify_tests[] = {
     cmocka_unit_test(thousand_events_in_random_order_over_epoll),
     cmocka_unit_test(failure_while_watched_arrives_through_fd),
@@ -463,6 +504,7 @@ static const struct CMUnitTest notify_tests[] = {
     cmocka_unit_test(completion_release_waits_for_watcher),
     cmocka_unit_test(watch_from_several_threads),
     cmocka_unit_test(bad_arguments_are_rejected),
+    cmocka_unit_test(out_of_descriptors_is_no_resources),
 };
 
 CW_TEST_MAIN(notify_tests, open_host, close_host)

@@ -223,6 +223,13 @@ static void bad_options_are_rejected(void **state) {
     assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
     o = (cw_wait_options){.strategy = CW_STRATEGY_SPIN_PARK, .spin_us = CW_SPIN_US_MAX + 1};
     assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+    /* Every reserved field must be zero, in cw_wait and in the wait-many calls. */
+    for (unsigned i = 0; i < sizeof o.reserved / sizeof o.reserved[0]; ++i) {
+        o = (cw_wait_options){0};
+        o.reserved[i] = 1;
+        assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+        assert_int_equal(cw_wait_all(&ev, 1, &o, NULL), CW_ERR_INVALID_ARGUMENT);
+    }
     /* Blocking with a timeout is honoured (as pthread), no longer unsupported. */
     o = (cw_wait_options){.strategy = CW_STRATEGY_BLOCKING, .timeout_us = 1000};
     assert_int_equal(cw_wait(ev, &o, &st), CW_ERR_TIMEOUT);
@@ -287,10 +294,24 @@ static void strategy_names_round_trip(void **state) {
     assert_int_equal(cw_strategy_from_name("no-such", &out), CW_ERR_INVALID_ARGUMENT);
     assert_int_equal(cw_strategy_from_name(NULL, &out), CW_ERR_INVALID_ARGUMENT);
     assert_int_equal(cw_strategy_from_name("blocking", NULL), CW_ERR_INVALID_ARGUMENT);
-    for (int e = CW_OK; e >= CW_ERR_UNSUPPORTED; --e)
-        for (int f = e - 1; f >= CW_ERR_UNSUPPORTED; --f)
+    for (int e = CW_OK; e >= CW_ERR_NO_RESOURCES; --e) {
+        assert_string_not_equal(cw_strerror(e), "unknown error");
+        for (int f = e - 1; f >= CW_ERR_NO_RESOURCES; --f)
             assert_string_not_equal(cw_strerror(e), cw_strerror(f));
+    }
     assert_string_equal(cw_strerror(-100), "unknown error");
+}
+
+/* The library reports the version its headers were generated with. */
+static void version_matches_headers(void **state) {
+    (void)state;
+    assert_int_equal(cw_version(), CW_VERSION_NUMBER);
+    assert_string_equal(cw_version_string(), CW_VERSION_STRING);
+    char expect[32];
+    snprintf(expect, sizeof expect, "%d.%d.%d", CW_VERSION_MAJOR, CW_VERSION_MINOR,
+             CW_VERSION_PATCH);
+    assert_string_equal(cw_version_string(), expect);
+    assert_int_equal(cw_version() / 10000, CW_VERSION_MAJOR);
 }
 
 /* A parker of the caller's own, passed in the options, is the one that sleeps. */
@@ -426,6 +447,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(rejected_event_handle_returns_invalid_event),
     cmocka_unit_test(foreign_handle_rejected_where_validated),
     cmocka_unit_test(strategy_names_round_trip),
+    cmocka_unit_test(version_matches_headers),
     cmocka_unit_test(wait_parks_on_callers_parker),
     cmocka_unit_test(many_waiters_on_one_event),
 };
