@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6 (internal): status reads, flushes, error mapping, callback registration. */
+/* Layer 6 (internal): status reads, flushes, error mapping, and each event's one callback. */
 #include "clevent.h"
+#include "relax.h"
+#include "spinlock.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
 
 int cw__cl_failure(cl_int err, cl_int *cl_status) {
     *cl_status = err;
@@ -26,16 +32,372 @@ int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status) {
     return err == CL_SUCCESS ? CW_OK : cw__cl_failure(err, cl_status);
 }
 
+/*
+ * One record per event that cw has registered a CL_COMPLETE callback on.
+ * OpenCL cannot unregister a callback, so registering one per wait would
+ * grow the driver's list with every timed-out wait; instead every wait,
+ * wait-any and notifier watch on the event subscribes its own completion's
+ * token to the record, and the record's one callback signals them all.
+ *
+ * The callback holds the token of the record's completion (`fired`), never a
+ * pointer: it lands through the completion pool, whose watcher is the
+ * record's parker, and the parker's unpark fans the signal out. A record
+ * that was torn down before its callback came (a failed command: PoCL 3.1
+ * and rusticl fire none) leaves a stale token behind, which touches nothing.
+ *
+ * Lifetime: a record is in the table from its first subscription until
+ * - a status read sees the command finished: any wait or watch on the event
+ *   (cw__event_retire; the callback makes every subscriber read), or a
+ *   sweep, which reads the status of records nobody waits on whenever their
+ *   number has doubled, so a failed command's record goes even when no wait
+ *   is left to see the failure (PoCL 3.1 and rusticl run no callback then),
+ * - or the user drops it (cw_event_forget): the only way for an event that
+ *   will never finish.
+ * A record whose callback ran stays until then (`done`), so that a wait that
+ * comes after the callback and before the status read joins it instead of
+ * registering a second callback.
+ * It holds a reference on the event meanwhile, so the event's address cannot
+ * be reused by a new event while the record is keyed on it. Whoever takes it
+ * out of the table owns its teardown, unless a sweep is reading it (`pins`):
+ * then the last sweep to let go does it. Teardown never runs inside the
+ * driver's callback: releasing `fired` there would wait for that very
+ * callback.
+ *
+ * Locks: `table_lock` guards the table and every record's fields but
+ * `event`, `fired` and `parker`, which are set before it is published. No
+ * OpenCL call and no completion lock is ever taken under it: rusticl runs
+ * callbacks holding the event's own lock, and a callback that waited for a
+ * lock held by a thread inside an OpenCL call on that event would deadlock.
+ */
+typedef struct record {
+    cw_parker parker; /* first member: the watcher of `fired`, cast back in its unpark */
+    cl_event event;   /* retained while the record lives */
+    cw_completion *fired;
+    uintptr_t *subs; /* subscribed completion tokens */
+    uint32_t nsubs, cap;
+    uint32_t pins;       /* sweeps reading the event's status outside the lock */
+    bool done;           /* the callback ran: later subscribers are signalled at once */
+    bool doomed;         /* out of the table while pinned */
+    struct record *next; /* table chain, then a teardown list */
+} record;
+
+#define TABLE_SIZE 4096u
+/* A sweep comes due when the table holds this many records, or twice as
+ * many as the last sweep left: amortised, a few status reads per record. */
+#define SWEEP_MIN 64u
+static record *table[TABLE_SIZE];
+static cw_spinlock table_lock = CW_SPINLOCK_INITIALIZER;
+static size_t live_records, sweep_at = SWEEP_MIN;
+
+static unsigned bucket(cl_event event) {
+    return (unsigned)(((uint64_t)(uintptr_t)event * 0x9E3779B97F4A7C15u) >> 52) & (TABLE_SIZE - 1);
+}
+
+/* Under table_lock. */
+static record **find(cl_event event) {
+    record **p = &table[bucket(event)];
+    while (*p && (*p)->event != event)
+        p = &(*p)->next;
+    return p;
+}
+
+/* Under table_lock: take the record at `at` out of the table, handing back
+ * its subscribers in *subs and *n. Returns whether the caller now owns its
+ * teardown (false: a sweep holds it, and its last unpin tears it down). */
+static bool unlink_record(record **at, uintptr_t **subs, uint32_t *n) {
+    record *r = *at;
+    *at = r->next;
+    r->next = NULL;
+    --live_records;
+    *subs = r->subs;
+    *n = r->nsubs;
+    r->subs = NULL;
+    r->nsubs = r->cap = 0;
+    if (r->pins) {
+        r->doomed = true;
+        return false;
+    }
+    return true;
+}
+
+/* Outside table_lock: tell the subscribers something happened. Each one
+ * reads the event's own status, so a signal never decides a verdict. */
+static void signal_all(uintptr_t *subs, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i)
+        cw_completion_signal_token(subs[i], CL_COMPLETE);
+    free(subs);
+}
+
+/* Outside every lock, on a thread that is not inside the event's callback. */
+static void tear_down(record *r) {
+    cw_completion_release(r->fired, NULL); /* waits for a landing unpark to return */
+    clReleaseEvent(r->event);
+    free(r);
+}
+
+static void tear_down_all(record *r) {
+    while (r) {
+        record *next = r->next;
+        tear_down(r);
+        r = next;
+    }
+}
+
+static int record_park(cw_parker *p, uint64_t deadline_ns) {
+    (void)p;
+    (void)deadline_ns;
+    return CW_ERR_UNSUPPORTED; /* a record's parker only serves as a watcher */
+}
+
+/* The callback landed on `fired`: fan out to the subscribers. The record
+ * stays (done) until a status read retires it. */
+static void record_unpark(cw_parker *p) {
+    record *r = (record *)p;
+    uint32_t n = 0;
+    uintptr_t *subs = NULL;
+    cw_spinlock_lock(&table_lock);
+    if (*find(r->event) == r) {
+        r->done = true;
+        subs = r->subs;
+        n = r->nsubs;
+        r->subs = NULL;
+        r->nsubs = r->cap = 0;
+    }
+    cw_spinlock_unlock(&table_lock);
+    signal_all(subs, n);
+}
+
+static const cw_parker_ops record_ops = {record_park, record_unpark};
+
 static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
     (void)event;
-    /* `status` is the trigger status (CL_COMPLETE on most implementations,
-     * even for a failed command); the waiter reads the real one itself. */
+    /* `status` is the trigger status; the subscribers read the real one. */
     cw_completion_signal_token((uintptr_t)data, status);
 }
 
-int cw__event_attach(cw_completion *c, cl_event event, cl_int *cl_error) {
-    cl_int err =
-        clSetEventCallback(event, CL_COMPLETE, on_complete, (void *)cw_completion_token(c));
-    *cl_error = err;
-    return err == CL_SUCCESS ? CW_OK : cw__cl_failure(err, cl_error);
+/* Under table_lock. */
+static int add_sub(record *r, uintptr_t token) {
+    if (r->nsubs == r->cap) {
+        uint32_t cap = r->cap ? r->cap * 2 : 4;
+        uintptr_t *subs = realloc(r->subs, cap * sizeof *subs);
+        if (!subs)
+            return CW_ERR_NO_MEMORY;
+        r->subs = subs;
+        r->cap = cap;
+    }
+    r->subs[r->nsubs++] = token;
+    return CW_OK;
+}
+
+/* Remove the record for `event`, if any, and wake its subscribers. */
+static void retire(cl_event event) {
+    uint32_t n = 0;
+    uintptr_t *subs = NULL;
+    record *r = NULL;
+    bool owned = false;
+    cw_spinlock_lock(&table_lock);
+    record **at = find(event);
+    if (*at) {
+        r = *at;
+        owned = unlink_record(at, &subs, &n);
+    }
+    cw_spinlock_unlock(&table_lock);
+    if (!r)
+        return;
+    signal_all(subs, n);
+    if (owned)
+        tear_down(r); /* disarms `fired`: a callback still to come finds a stale token */
+}
+
+/*
+ * Read the status of up to `most` records nobody is subscribed to, outside
+ * the lock, and retire the finished ones. Pinned records stay allocated even
+ * if their callback fires meanwhile.
+ */
+static void sweep(size_t most) {
+    record **pinned = malloc(most * sizeof *pinned);
+    if (!pinned)
+        return;
+    size_t k = 0;
+    cw_spinlock_lock(&table_lock);
+    for (unsigned b = 0; b < TABLE_SIZE && k < most; ++b)
+        for (record *r = table[b]; r && k < most; r = r->next)
+            if (r->nsubs == 0) {
+                r->pins++;
+                pinned[k++] = r;
+            }
+    cw_spinlock_unlock(&table_lock);
+
+    bool *finished = calloc(k ? k : 1, sizeof *finished);
+    for (size_t i = 0; i < k && finished; ++i) {
+        cl_int st;
+        /* The record's reference keeps the event valid; an error reading it
+         * means it will never tell us more: retire it too. */
+        finished[i] = cw__read_status(pinned[i]->event, &st) != CW_OK || st <= CL_COMPLETE;
+    }
+
+    record *owned = NULL;
+    uintptr_t **subs = calloc(k ? k : 1, sizeof *subs);
+    uint32_t *nsubs = calloc(k ? k : 1, sizeof *nsubs);
+    cw_spinlock_lock(&table_lock);
+    for (size_t i = 0; i < k; ++i) {
+        record *r = pinned[i];
+        r->pins--;
+        record **at = find(r->event);
+        bool mine = false;
+        if (finished && subs && nsubs && finished[i] && *at == r)
+            mine = unlink_record(at, &subs[i], &nsubs[i]);
+        else if (r->doomed && r->pins == 0)
+            mine = true;
+        if (mine) {
+            r->next = owned;
+            owned = r;
+        }
+    }
+    sweep_at = live_records * 2 > SWEEP_MIN ? live_records * 2 : SWEEP_MIN;
+    cw_spinlock_unlock(&table_lock);
+    for (size_t i = 0; subs && nsubs && i < k; ++i)
+        if (subs[i])
+            signal_all(subs[i], nsubs[i]);
+    tear_down_all(owned);
+    free(subs);
+    free(nsubs);
+    free(finished);
+    free(pinned);
+}
+
+static void install_fork_handlers(void);
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* Under table_lock: join the event's record, if it has one. */
+enum { NO_RECORD, JOINED, ALREADY_DONE };
+static int join_existing(cl_event event, uintptr_t token, int *rc) {
+    record *r = *find(event);
+    if (!r)
+        return NO_RECORD;
+    if (r->done)
+        return ALREADY_DONE; /* the caller signals itself: read the status */
+    *rc = add_sub(r, token);
+    return JOINED;
+}
+
+int cw__event_subscribe(cl_event event, cw_completion *c, cl_int *cl_error) {
+    *cl_error = CL_SUCCESS;
+    pthread_once(&fork_once, install_fork_handlers);
+    uintptr_t token = cw_completion_token(c);
+    int rc = CW_OK;
+    cw_spinlock_lock(&table_lock);
+    int joined = join_existing(event, token, &rc);
+    size_t due = joined == NO_RECORD && live_records >= sweep_at ? live_records : 0;
+    cw_spinlock_unlock(&table_lock);
+    if (joined == ALREADY_DONE)
+        cw_completion_signal_token(token, CL_COMPLETE);
+    if (joined != NO_RECORD)
+        return rc;
+    if (due)
+        sweep(due);
+
+    /* First subscriber: prepare a record outside the lock. Its reference on
+     * the event is taken before it is published, so that whoever tears it
+     * down has a reference to drop. */
+    record *fresh = calloc(1, sizeof *fresh);
+    if (!fresh)
+        return CW_ERR_NO_MEMORY;
+    if ((rc = cw_completion_acquire(CW_COMPLETION_YIELD, &fresh->fired)) != CW_OK) {
+        free(fresh);
+        return rc;
+    }
+    fresh->parker.ops = &record_ops;
+    fresh->event = event;
+    cw_completion_watch(fresh->fired, &fresh->parker);
+    uintptr_t fired_token = cw_completion_token(fresh->fired);
+    cl_int err = clRetainEvent(event);
+    if (err != CL_SUCCESS) {
+        cw_completion_release(fresh->fired, NULL);
+        free(fresh);
+        return cw__cl_failure(err, cl_error);
+    }
+
+    cw_spinlock_lock(&table_lock);
+    joined = join_existing(event, token, &rc);
+    if (joined == NO_RECORD) {
+        record **at = find(event);
+        *at = fresh;
+        ++live_records;
+        if ((rc = add_sub(fresh, token)) != CW_OK) {
+            uintptr_t *none;
+            uint32_t n;
+            unlink_record(at, &none, &n);
+            free(none);
+            joined = JOINED; /* not published after all: discard it below */
+        }
+    }
+    cw_spinlock_unlock(&table_lock);
+    if (joined != NO_RECORD) { /* another thread registered first, or no memory */
+        if (joined == ALREADY_DONE)
+            cw_completion_signal_token(token, CL_COMPLETE);
+        tear_down(fresh);
+        return rc;
+    }
+
+    /* The one registration, outside every lock: the callback may run inline
+     * (the event finished already) and takes table_lock itself. From here on
+     * `fresh` may be torn down by another thread at any time: only its
+     * token, taken above, is used. */
+    err = clSetEventCallback(event, CL_COMPLETE, on_complete, (void *)fired_token);
+    if (err == CL_SUCCESS)
+        return CW_OK;
+    /* Rejected: no callback will come. Others may have subscribed meanwhile;
+     * retiring wakes them to read the status, which fails for them too. */
+    retire(event);
+    return cw__cl_failure(err, cl_error);
+}
+
+void cw__event_unsubscribe(cl_event event, cw_completion *c) {
+    uintptr_t token = cw_completion_token(c);
+    cw_spinlock_lock(&table_lock);
+    record *r = *find(event);
+    for (uint32_t i = 0; r && i < r->nsubs; ++i)
+        if (r->subs[i] == token) {
+            r->subs[i] = r->subs[--r->nsubs];
+            break;
+        }
+    cw_spinlock_unlock(&table_lock);
+}
+
+void cw__event_retire(cl_event event) {
+    retire(event);
+}
+
+void cw_event_forget(cl_event event) {
+    if (event)
+        cw__event_retire(event);
+}
+
+size_t cw__event_records(void) {
+    cw_spinlock_lock(&table_lock);
+    size_t n = live_records;
+    cw_spinlock_unlock(&table_lock);
+    return n;
+}
+
+size_t cw__event_sweep(void) {
+    size_t n = cw__event_records();
+    if (n)
+        sweep(n);
+    return cw__event_records();
+}
+
+/* fork: the child gets one thread, and a table_lock held by another thread
+ * of the parent would stay held in it forever; take it across the fork. */
+static void fork_prepare(void) {
+    cw_spinlock_lock(&table_lock);
+}
+
+static void fork_done(void) {
+    cw_spinlock_unlock(&table_lock);
+}
+
+static void install_fork_handlers(void) {
+    pthread_atfork(fork_prepare, fork_done, fork_done);
 }

@@ -9,6 +9,7 @@
 #define CW_CLEVENT_H
 
 #include <CL/cl.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "completion.h"
@@ -33,21 +34,42 @@ static inline int cw__final_status(cl_int st) {
 int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status);
 
 /*
- * Register `c` as a CL_COMPLETE callback on `event`; the callback signals the
- * completion's token, so one that runs after the waiter gave up (or never:
- * PoCL 3.1 to 6.0 and rusticl fire none for a failed command) touches only
- * the pool's ticket word. It may run before this returns (inline, when the
- * event already completed). Returns 0, CW_ERR_INVALID_EVENT or CW_ERR_OPENCL
- * with the OpenCL error in *cl_error.
+ * Subscribe completion `c` to the event's one CL_COMPLETE callback: the first
+ * subscriber registers it with the driver, every later one (another wait, a
+ * wait after a timeout, a wait-any round, a notifier watch) only joins. When
+ * the callback fires, every subscriber's token is signalled (possibly inline,
+ * before this returns); a signal only means "read the status now". Returns 0,
+ * CW_ERR_INVALID_EVENT or CW_ERR_OPENCL with the OpenCL error in *cl_error,
+ * or CW_ERR_NO_MEMORY. Never called with a cw lock held.
  */
-int cw__event_attach(cw_completion *c, cl_event event, cl_int *cl_error);
+int cw__event_subscribe(cl_event event, cw_completion *c, cl_int *cl_error);
+
+/* Leave the event's subscribers (before releasing `c`), so that waits that
+ * time out again and again on one event keep its list short. */
+void cw__event_unsubscribe(cl_event event, cw_completion *c);
+
+/*
+ * A status read saw the command finished (complete or failed): drop cw's
+ * record of the event now, waking its subscribers, so that it holds nothing
+ * (PoCL 3.1 and rusticl fire no callback for a failed command) and a later
+ * event at the same address gets a record of its own.
+ */
+void cw__event_retire(cl_event event);
+
+/* Records alive (events cw holds a callback registration and a reference on). */
+size_t cw__event_records(void);
+
+/* Read the status of every record nobody waits on, retire the finished ones,
+ * and return how many records are left (for tests and leak checks). */
+size_t cw__event_sweep(void);
 
 /*
  * When a callback wait reads the event's status, because a failed command
  * fires no callback on PoCL 3.1 to 6.0 or rusticl: first after the option's
- * interval (CW_CHECK_INTERVAL_US_DEFAULT for 0), then doubling up to
+ * interval (CW_CHECK_INTERVAL_US_DEFAULT for 0), then every
  * CW_CHECK_INTERVAL_GROWTH times it. One schedule for cw_wait, wait-all/any
- * and the notifier, so the documented 16, 32, 64, 128, 256 ms holds for all.
+ * and the notifier, so the documented 16 ms, then every 32 ms, holds for all,
+ * and a failure is reported within 2 * the interval wherever it waits.
  */
 typedef struct cw__check_schedule {
     uint64_t first_ns, interval_ns;

@@ -225,9 +225,26 @@ static void give_back(cw_completion *c) {
     cw_spinlock_unlock(&pool_lock);
 }
 
+/* fork: the child has one thread, and a pool_lock held by another thread of
+ * the parent would stay held in it forever; take it across the fork. */
+static void fork_prepare(void) {
+    cw_spinlock_lock(&pool_lock);
+}
+
+static void fork_done(void) {
+    cw_spinlock_unlock(&pool_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void install_fork_handlers(void) {
+    pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
 int cw_completion_acquire(cw_completion_kind kind, cw_completion **out) {
     if (!out || (unsigned)kind >= CW_COMPLETION_KIND_COUNT)
         return CW_ERR_INVALID_ARGUMENT;
+    pthread_once(&fork_once, install_fork_handlers);
     cw_spinlock_lock(&pool_lock);
     int rc = free_list ? CW_OK : grow_pool();
     cw_completion *c = free_list;

@@ -16,7 +16,7 @@
 
 /*
  * One watch per awaited event. Its parker is the completion's watcher: the
- * signal (the CL_COMPLETE callback, or the notifier's own status check)
+ * signal (the event's callback, or the notifier's own status check)
  * "unparks" it by pushing it onto the notifier's ready list and making the
  * eventfd readable. The memory of a watch is freed only by drain, cancel's
  * drain, or destroy, and always after cw_completion_release, which
@@ -25,6 +25,12 @@
  *   token and touches only the pool's ticket word, never this watch;
  * - otherwise waits until the signaller's unpark returned, so that the push
  *   and the eventfd write below never touch freed memory.
+ *
+ * No OpenCL call is made with the notifier's mutex held: rusticl runs an
+ * event's callbacks holding that event's lock, so a callback that calls
+ * cw_notifier_watch (and waits for the mutex) would deadlock with a drain
+ * that held the mutex inside clGetEventInfo on the same event. Status reads
+ * and releases happen outside it; `pins` keeps a watch alive meanwhile.
  */
 typedef struct watch {
     cw_parker parker; /* first member: the unpark op casts back */
@@ -32,9 +38,13 @@ typedef struct watch {
     cw_completion *completion;
     cl_event event; /* retained */
     uint64_t tag;
-    bool cancelled;            /* under owner->mutex */
+    /* Under owner->mutex: */
+    bool cancelled;            /* reports nothing */
+    bool registering;          /* its subscription is being made: the checks skip it */
+    bool doomed;               /* taken out; the last unpin frees it */
+    unsigned pins;             /* status checks reading it outside the mutex */
     struct watch *ready_next;  /* ready list (lock-free), then taken list (mutex) */
-    struct watch *prev, *next; /* every live watch, under owner->mutex */
+    struct watch *prev, *next; /* every live watch */
 } watch;
 
 struct cw_notifier {
@@ -166,11 +176,40 @@ static void retire(cw_notifier *n) {
         set_timer(n, 0);
 }
 
-/* Give everything back. The release comes first: see the comment on `watch`. */
+/* Under the mutex: report nothing for `w`, and have the next drain free it:
+ * claiming the completion ourselves (or finding a signal did) puts the watch
+ * on the ready list; freeing it here could leave it on that list. */
+static void cancel_locked(cw_notifier *n, watch *w) {
+    w->cancelled = true;
+    retire(n);
+    cw_completion_signal_token(cw_completion_token(w->completion), CL_COMPLETE);
+}
+
+/* Outside the mutex. The release comes first: see the comment on `watch`. */
 static void free_watch(watch *w) {
+    cw__event_unsubscribe(w->event, w->completion);
     cw_completion_release(w->completion, NULL);
     clReleaseEvent(w->event);
     free(w);
+}
+
+/* Under the mutex: `w` is out of every list; free it now (onto `*later`,
+ * outside the mutex) or when the last status check reading it is done. */
+static void doom(watch *w, watch **later) {
+    if (w->pins) {
+        w->doomed = true;
+        return;
+    }
+    w->ready_next = *later;
+    *later = w;
+}
+
+static void free_all(watch *w) {
+    while (w) {
+        watch *next = w->ready_next;
+        free_watch(w);
+        w = next;
+    }
 }
 
 int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_error) {
@@ -204,43 +243,71 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     cw_completion_watch(w->completion, &w->parker);
     clRetainEvent(event);
 
-    /* Registration happens under the mutex so that a status check (which
-     * holds it) never signals a watch whose registration may still fail and
-     * free it. The callback may run inline inside clSetEventCallback: it
-     * does not take the mutex. */
+    bool finished = st <= CL_COMPLETE;
     pthread_mutex_lock(&n->mutex);
     link_live(n, w);
-    if (st <= CL_COMPLETE) /* finished or failed already: no callback needed */
+    if (finished) /* finished or failed already: no callback needed */
         cw_completion_signal_token(cw_completion_token(w->completion), st);
     else
-        rc = cw__event_attach(w->completion, event, cl_error);
-    if (rc != CW_OK) {
-        /* No callback was registered and nobody else signals under our
-         * mutex: the completion is still armed and the watch unpublished. */
-        unlink_live(n, w);
-        retire(n);
-    }
+        w->registering = true;
     pthread_mutex_unlock(&n->mutex);
+    if (finished) {
+        cw__event_retire(event); /* an earlier wait's record, if any */
+        return CW_OK;
+    }
+
+    /* The callback may run inline inside the subscription: it only pushes
+     * the watch onto the ready list and never takes the mutex. */
+    rc = cw__event_subscribe(event, w->completion, cl_error);
+    pthread_mutex_lock(&n->mutex);
+    w->registering = false;
     if (rc != CW_OK)
-        free_watch(w);
+        cancel_locked(n, w); /* on error nothing is watched; a drain frees it */
+    pthread_mutex_unlock(&n->mutex);
     return rc;
 }
 
-/* The failed-command check: PoCL fires no callback for them, so read every
- * pending watch's status and signal the final ones ourselves. A callback
- * racing with us is harmless: the completion's claim lets one of us win. */
-static void check_pending(cw_notifier *n) {
+/* Under the mutex: pin every pending watch whose status the check reads. */
+static watch **pin_pending(cw_notifier *n, size_t *count) {
+    *count = 0;
+    watch **pinned = malloc(n->pending * sizeof *pinned);
+    if (!pinned)
+        return NULL; /* no check this time; the next timer tick tries again */
     for (watch *w = n->live; w; w = w->next) {
-        if (w->cancelled || cw_completion_is_signalled(w->completion))
+        if (w->cancelled || w->registering || cw_completion_is_signalled(w->completion))
             continue;
+        w->pins++;
+        pinned[(*count)++] = w;
+    }
+    return pinned;
+}
+
+/* Outside the mutex: the failed-command check. PoCL fires no callback for
+ * them, so read every pinned watch's status and signal the final ones
+ * ourselves. A callback racing with us is harmless: the completion's claim
+ * lets one of us win. A failed read leaves the OpenCL error (negative) in st:
+ * the drain reads again and reports it. */
+static void check_pinned(watch **pinned, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+        watch *w = pinned[i];
         cl_int st = 0;
-        /* A failed read leaves the OpenCL error (negative) in st: the drain
-         * reads again and reports it. */
-        if (cw__read_status(w->event, &st) != CW_OK || st <= CL_COMPLETE)
-            cw_completion_signal_token(cw_completion_token(w->completion), st);
+        if (cw__read_status(w->event, &st) == CW_OK && st > CL_COMPLETE)
+            continue;
+        cw_completion_signal_token(cw_completion_token(w->completion), st);
+        cw__event_retire(w->event);
     }
 }
 
+/* Under the mutex: unpin; a watch doomed meanwhile goes onto `*later`. */
+static void unpin(watch **pinned, size_t count, watch **later) {
+    for (size_t i = 0; i < count; ++i) {
+        watch *w = pinned[i];
+        if (--w->pins == 0 && w->doomed)
+            doom(w, later);
+    }
+}
+
+/* Outside the mutex: the result of a delivered watch (owned by the drain). */
 static void result_of(const watch *w, cw_notifier_result *r) {
     r->tag = w->tag;
     cl_int st = 0;
@@ -257,11 +324,14 @@ static void result_of(const watch *w, cw_notifier_result *r) {
         st = cw_completion_status(w->completion);
     r->status = st;
     r->rc = st == CL_COMPLETE ? CW_OK : st < 0 ? CW_ERR_COMMAND_FAILED : CW_ERR_OPENCL;
+    if (st <= CL_COMPLETE)
+        cw__event_retire(w->event);
 }
 
 size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     if (!n || (!out && max))
         return 0;
+    watch *later = NULL; /* freed at the end, outside the mutex */
     pthread_mutex_lock(&n->mutex);
     /* Reset the eventfd before taking the list: a push after the reset that
      * finds the list empty writes again, so no push goes unannounced. */
@@ -272,9 +342,17 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     if (got < 0 && errno != EAGAIN)
         cw__die("timerfd read", errno);
     if (got == (ssize_t)sizeof count && n->pending > 0) {
-        check_pending(n);
+        size_t npinned;
+        watch **pinned = pin_pending(n, &npinned);
         cw__check_schedule_grow(&n->checks);
         set_timer(n, n->checks.interval_ns);
+        if (pinned) {
+            pthread_mutex_unlock(&n->mutex);
+            check_pinned(pinned, npinned);
+            pthread_mutex_lock(&n->mutex);
+            unpin(pinned, npinned, &later);
+            free(pinned);
+        }
     }
 
     /* Acquire pairs with the pushes' release. The list is LIFO: reverse it
@@ -296,6 +374,8 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
             n->taken_tail = n->taken_tail->ready_next;
     }
 
+    /* Take up to `max` deliverable watches; cancelled ones are only freed. */
+    watch *deliver = NULL, **tail = &deliver;
     size_t k = 0;
     while (n->taken_head && k < max) {
         watch *w = n->taken_head;
@@ -303,15 +383,33 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
         if (!n->taken_head)
             n->taken_tail = NULL;
         unlink_live(n, w);
-        if (!w->cancelled) {
-            result_of(w, &out[k++]);
-            retire(n);
+        w->ready_next = NULL;
+        if (w->cancelled) {
+            doom(w, &later);
+            continue;
         }
-        free_watch(w);
+        retire(n);
+        *tail = w;
+        tail = &w->ready_next;
+        ++k;
     }
     if (n->taken_head)
         make_readable(n); /* more than `max` finished: come back for the rest */
     pthread_mutex_unlock(&n->mutex);
+
+    /* The results, outside the mutex: they read each event's status. */
+    size_t i = 0;
+    for (watch *w = deliver; w; w = w->ready_next)
+        result_of(w, &out[i++]);
+    if (deliver) {
+        pthread_mutex_lock(&n->mutex);
+        for (watch *w = deliver, *next; w; w = next) {
+            next = w->ready_next;
+            doom(w, &later);
+        }
+        pthread_mutex_unlock(&n->mutex);
+    }
+    free_all(later);
     return k;
 }
 
@@ -323,14 +421,8 @@ int cw_notifier_cancel(cw_notifier *n, uint64_t tag) {
     for (watch *w = n->live; w; w = w->next)
         if (!w->cancelled && w->tag == tag)
             found = w; /* the list is newest first: keep the last match, the oldest */
-    if (found) {
-        found->cancelled = true;
-        retire(n);
-        /* Claim the completion ourselves (or find the callback did): either
-         * way the watch lands on the ready list, and the next drain frees
-         * it. Freeing it here could leave it on that list. */
-        cw_completion_signal_token(cw_completion_token(found->completion), CL_COMPLETE);
-    }
+    if (found)
+        cancel_locked(n, found);
     pthread_mutex_unlock(&n->mutex);
     return found ? CW_OK : CW_ERR_INVALID_ARGUMENT;
 }
@@ -347,16 +439,20 @@ size_t cw_notifier_pending(cw_notifier *n) {
 void cw_notifier_destroy(cw_notifier *n) {
     if (!n)
         return;
-    /* Every live watch, on the ready list or not, is on `live`. Releasing
-     * its completion disarms it (a later callback is ignored) or waits for
-     * an unpark in progress; after that nothing references the notifier. */
+    /* Every live watch, on the ready list or not, is on `live`, and nothing
+     * else uses the notifier now, so nothing is pinned. Releasing a watch's
+     * completion disarms it (a later callback is ignored) or waits for an
+     * unpark in progress; after that nothing references the notifier. */
     pthread_mutex_lock(&n->mutex);
+    watch *all = NULL;
     while (n->live) {
         watch *w = n->live;
         n->live = w->next;
-        free_watch(w);
+        w->ready_next = all;
+        all = w;
     }
     pthread_mutex_unlock(&n->mutex);
+    free_all(all);
     pthread_mutex_destroy(&n->mutex);
     close(n->epfd);
     close(n->efd);

@@ -50,8 +50,20 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
  * timer-slack table), so the slack is lowered to 1 ns for the wait and
  * restored on every return path.
  */
+/*
+ * The shortest sleep backoff-poll plans through an expected wait. With the
+ * cap below (no sleep longer than the time waited so far), a command that
+ * runs R ns is seen done by max(2 R, R + this) plus the wake-up latency,
+ * whatever the estimate says.
+ */
+#define BACKOFF_FLOOR_NS 50000u
+
 static int wait_backoff_poll(cl_event event, uint64_t start, uint64_t expected, uint64_t deadline,
-                             cl_int *cl_status) {
+                             uint32_t check_interval_us, cl_int *cl_status) {
+    /* No sleep outlasts the check interval either, so a failure is seen as
+     * soon by this strategy as by the callback ones. */
+    uint64_t longest =
+        (uint64_t)(check_interval_us ? check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) * 1000u;
     uint64_t old_slack = 0;
     bool slack_set = cw_timerslack_set(1, &old_slack) == CW_OK;
     uint64_t step = 1000; /* the next short delay, ns: 1 µs, doubling */
@@ -73,8 +85,14 @@ static int wait_backoff_poll(cl_event event, uint64_t start, uint64_t expected, 
         }
         uint64_t elapsed = now - start, d;
         if (expected > elapsed + 2u * CW_MICRODELAY_SPIN_NS) {
-            /* Sleep through the expected rest, waking a spin's length early. */
+            /* Sleep through the expected rest, waking a spin's length early,
+             * but never longer than the time waited so far: an estimate
+             * that is far too long (a first launch that compiled the
+             * kernel) then costs a few extra polls, never a late answer. */
             d = expected - elapsed - CW_MICRODELAY_SPIN_NS;
+            uint64_t cap = elapsed > BACKOFF_FLOOR_NS ? elapsed : BACKOFF_FLOOR_NS;
+            if (d > cap)
+                d = cap;
         } else {
             /* Past the estimate (or none): poll at growing intervals, capped
              * at an eighth of the time waited so far, so the overshoot after
@@ -83,6 +101,8 @@ static int wait_backoff_poll(cl_event event, uint64_t start, uint64_t expected, 
             d = step < cap ? step : cap;
             step = d * 2u;
         }
+        if (d > longest)
+            d = longest;
         if (d > deadline - now)
             d = deadline - now;
         if (d > CW_MICRODELAY_SPIN_NS)
@@ -100,18 +120,13 @@ static int wait_backoff_poll(cl_event event, uint64_t start, uint64_t expected, 
 }
 
 /*
- * The spin phase of spin-park: spin on the completion's flag (one load per
- * round; rounds of 1, 2, 4 ... 64 pauses, then 64 each) until the budget or
- * the deadline runs out, then yield a few times. The yields matter when the
- * thread that will signal shares this CPU (1 CPU, 1 worker): spinning only
- * delays it, a yield lets it run. Returns whether the signal landed.
+ * The spin phase of spin-park and auto: spin on the completion's flag (one
+ * load per round; rounds of 1, 2, 4 ... 64 pauses, then 64 each) until it is
+ * signalled or `end` passes. Returns whether the signal landed.
  */
-static bool spin_on(cw_completion *c, uint64_t budget_ns, uint64_t deadline) {
-    uint64_t end = cw_deadline_after_ns(budget_ns);
-    if (end > deadline)
-        end = deadline;
+static bool spin_until(cw_completion *c, uint64_t end) {
     cw_backoff b = CW_BACKOFF_INITIALIZER;
-    uint64_t spins = 0, yields = 0;
+    uint64_t spins = 0;
     bool signalled;
     while (!(signalled = cw_completion_is_signalled(c))) {
         if (!cw_backoff_spin(&b)) {
@@ -122,16 +137,60 @@ static bool spin_on(cw_completion *c, uint64_t budget_ns, uint64_t deadline) {
         if (cw_now_ns() >= end)
             break;
     }
-    for (unsigned i = 0; !signalled && i < CW_SPIN_PARK_YIELDS; ++i) {
-        sched_yield();
-        ++yields;
-        signalled = cw_completion_is_signalled(c);
-    }
     cw__stat_add(CW__STAT_SPINS, spins);
-    cw__stat_add(CW__STAT_YIELDS, yields);
     return signalled;
 }
 
+/* After the spin budget: a few yields before parking. They matter when the
+ * thread that will signal shares this CPU (1 CPU, 1 worker): spinning only
+ * delayed it, a yield lets it run. */
+static bool yield_a_little(cw_completion *c) {
+    bool signalled = false;
+    unsigned i = 0;
+    while (!signalled && i < CW_SPIN_PARK_YIELDS) {
+        sched_yield();
+        ++i;
+        signalled = cw_completion_is_signalled(c);
+    }
+    cw__stat_add(CW__STAT_YIELDS, i);
+    return signalled;
+}
+
+/* Take a completion of `kind` and subscribe it to the event's callback. */
+static int subscribe(cl_event event, cw_completion_kind kind, cw_completion **c,
+                     cl_int *cl_status) {
+    int rc = cw_completion_acquire(kind, c);
+    if (rc != CW_OK)
+        return rc;
+    cl_int err;
+    if ((rc = cw__event_subscribe(event, *c, &err)) != CW_OK) {
+        cw_completion_release(*c, NULL);
+        *cl_status = err;
+    }
+    return rc;
+}
+
+/* Leave the event's subscribers and give the completion back; whether a
+ * signal had landed on it (possibly as we left). */
+static bool unsubscribe(cl_event event, cw_completion *c) {
+    cw__event_unsubscribe(event, c);
+    /* Disarms the completion if no signal claimed it: a callback that runs
+     * later, or never, finds a stale token and touches nothing. */
+    return cw_completion_release(c, NULL);
+}
+
+/*
+ * The callback strategies. The event's one callback (shared by every wait on
+ * it) signals this wait's completion; a signal means "read the status now",
+ * because the callback reports the trigger status, not the command's (an
+ * implementation may call the CL_COMPLETE callback of a failed command with
+ * CL_COMPLETE), and because cw's record of the event may have been dropped
+ * (cw_event_forget) while the command still runs, in which case the wait
+ * subscribes again. Between signals the waiter wakes to read the status on
+ * the check schedule: a failed command may never fire the callback (PoCL 3.1
+ * to 6.0, rusticl). A spin budget, when there is one, is spent first, with
+ * the same status checks inside it, so a long spin cannot hide a failure.
+ */
 static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_options *o,
                          uint64_t spin_ns, uint64_t deadline, cl_int *cl_status) {
     cw_futex_parker own;
@@ -141,56 +200,60 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
         parker = &own.parker;
     }
     cw_completion *c;
-    int rc = cw_completion_acquire(kind, &c);
+    int rc = subscribe(event, kind, &c, cl_status);
     if (rc != CW_OK)
         return rc;
-    cl_int err;
-    rc = cw__event_attach(c, event, &err);
-    if (rc != CW_OK) {
-        cw_completion_release(c, NULL);
-        *cl_status = err;
-        return rc;
-    }
-    if (spin_ns)
-        spin_on(c, spin_ns, deadline);
-
-    /* Sleep until the callback, but wake now and then to read the status:
-     * a failed command may never fire the callback (PoCL 3.1 to 6.0). The
-     * first check comes late enough that typical kernels never see one, and
-     * the interval doubles so a long wait costs a handful of wake-ups. */
     cw__check_schedule checks = cw__check_schedule_start(o->check_interval_us);
+    uint64_t check = cw_deadline_after_ns(checks.interval_ns);
+    uint64_t spin_end = spin_ns ? cw_deadline_after_ns(spin_ns) : 0;
     for (;;) {
-        uint64_t check = cw_deadline_after_ns(checks.interval_ns);
-        if (!cw_completion_is_signalled(c))
+        uint64_t until = check < deadline ? check : deadline;
+        bool signalled = false;
+        if (spin_end && cw_now_ns() < spin_end) {
+            signalled = spin_until(c, spin_end < until ? spin_end : until);
+            if (!signalled && cw_now_ns() >= spin_end)
+                signalled = yield_a_little(c);
+        }
+        if (!signalled && (!spin_end || cw_now_ns() >= spin_end) && cw_now_ns() < until) {
             cw__stat_add(CW__STAT_PARKS, 1);
-        rc = cw_completion_wait(c, parker, check < deadline ? check : deadline);
-        if (rc == CW_OK) {
-            /* Seen now; the landing time is valid until the release below. */
+            signalled = cw_completion_wait(c, parker, until) == CW_OK;
+        }
+        if (!signalled)
+            signalled = cw_completion_is_signalled(c);
+        if (signalled) {
+            /* Seen now; the landing time is valid until the release. */
             uint64_t landed = cw_completion_landed_ns(c), now = cw_now_ns();
             cw__stat_latency(now > landed ? now - landed : 0);
-            break;
         }
-        rc = cw__read_status(event, cl_status);
-        if (rc != CW_OK || *cl_status <= CL_COMPLETE)
-            break; /* failed, or complete with the callback still to come */
-        if (deadline != CW_DEADLINE_NONE && cw_now_ns() >= deadline) {
+        uint64_t now = cw_now_ns();
+        if (signalled || now >= check || now >= deadline) {
+            rc = cw__read_status(event, cl_status);
+            if (rc != CW_OK || *cl_status <= CL_COMPLETE)
+                break;
+        }
+        if (signalled) {
+            /* No verdict behind the signal: wait on a fresh subscription. */
+            unsubscribe(event, c);
+            if ((rc = subscribe(event, kind, &c, cl_status)) != CW_OK)
+                return rc;
+        } else if (now >= check) {
+            cw__check_schedule_grow(&checks);
+            check = cw_deadline_after_ns(checks.interval_ns);
+        }
+        if (now >= deadline) {
             rc = CW_ERR_TIMEOUT;
             break;
         }
-        cw__check_schedule_grow(&checks);
     }
-    /* Disarms the completion if the callback has not claimed it: a callback
-     * that runs later, or never, finds a stale token and touches nothing. */
-    bool signalled = cw_completion_release(c, NULL);
-    if (rc == CW_ERR_TIMEOUT && signalled)
-        rc = CW_OK; /* the callback landed as we gave up: report what happened */
-    if (rc != CW_OK)
-        return rc;
-    /* The callback reports the trigger status, not the command's: an
-     * implementation may call the CL_COMPLETE callback of a failed command
-     * with CL_COMPLETE. Only the event's own status is authoritative. */
-    rc = cw__read_status(event, cl_status);
-    return rc != CW_OK ? rc : cw__final_status(*cl_status);
+    if (unsubscribe(event, c) && rc == CW_ERR_TIMEOUT) {
+        /* A signal landed as we gave up: report what happened, if anything. */
+        cl_int st;
+        if (cw__read_status(event, &st) == CW_OK && st <= CL_COMPLETE) {
+            *cl_status = st;
+            rc = CW_OK;
+        }
+    }
+    return rc == CW_OK ? cw__final_status(*cl_status) : rc;
 }
 
 static int wait_one(cl_event event, const cw_wait_options *o, cl_int *cl_status) {
@@ -209,8 +272,14 @@ static int wait_one(cl_event event, const cw_wait_options *o, cl_int *cl_status)
      * whether a flush is needed: only a CL_QUEUED command can still be
      * waiting for one; CL_SUBMITTED and later are with the device already. */
     int rc = cw__read_status(event, cl_status);
-    if (rc != CW_OK || *cl_status <= CL_COMPLETE)
-        return rc != CW_OK ? rc : cw__final_status(*cl_status);
+    if (rc == CW_OK && *cl_status <= CL_COMPLETE) {
+        /* Finished: an earlier wait's record of the event, if any, holds a
+         * reference and may wait for a callback that never comes. */
+        cw__event_retire(event);
+        return cw__final_status(*cl_status);
+    }
+    if (rc != CW_OK)
+        return rc;
     if (!(o->flags & CW_WAIT_NO_FLUSH) &&
         (rc = cw__flush_if_queued(event, *cl_status, cl_status)) != CW_OK)
         return rc;
@@ -229,7 +298,7 @@ static int wait_one(cl_event event, const cw_wait_options *o, cl_int *cl_status)
         rc = wait_poll(event, deadline, cl_status);
         break;
     case CW__BACKOFF:
-        rc = wait_backoff_poll(event, start, expected, deadline, cl_status);
+        rc = wait_backoff_poll(event, start, expected, deadline, o->check_interval_us, cl_status);
         break;
     case CW__BLOCK: /* with a timeout */
     case CW__CALLBACK:
@@ -239,6 +308,8 @@ static int wait_one(cl_event event, const cw_wait_options *o, cl_int *cl_status)
     }
     if (rc == CW_OK && key)
         cw__estimate_put(key, cw_now_ns() - start);
+    if (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED)
+        cw__event_retire(event);
     return rc;
 }
 

@@ -18,6 +18,30 @@ static int check_input(const cl_event *events, size_t n, const cw_wait_options *
     return cw__validate_options(o);
 }
 
+/* One completion for an unfinished event, watched by the call's one parker:
+ * the signaller unparks it after leaving the completion's lock, and
+ * cw_completion_release waits for that unpark, so the parker (possibly on
+ * the caller's stack) outlives every use. */
+static int watch(cl_event event, cw_parker *parker, cw_completion **c, cl_int *st) {
+    int rc = cw_completion_acquire(CW_COMPLETION_YIELD, c);
+    if (rc != CW_OK)
+        return rc;
+    cw_completion_watch(*c, parker);
+    cl_int err;
+    if ((rc = cw__event_subscribe(event, *c, &err)) != CW_OK) {
+        cw_completion_release(*c, NULL);
+        *c = NULL;
+        *st = err;
+    }
+    return rc;
+}
+
+static void unwatch(cl_event event, cw_completion **c) {
+    cw__event_unsubscribe(event, *c);
+    cw_completion_release(*c, NULL);
+    *c = NULL;
+}
+
 /*
  * The one loop behind both calls. `all` selects wait-all; otherwise it ends
  * at the first finished event, stored in *which (n when none). st[i]
@@ -46,6 +70,7 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
             goto out;
         }
         if (st[i] <= CL_COMPLETE) {
+            cw__event_retire(events[i]); /* an earlier wait's record, if any */
             if (!all) {
                 *which = i;
                 goto out;
@@ -58,19 +83,12 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
             goto out;
         }
     }
-    /* One completion per unfinished event, all watched by the one parker:
-     * the signaller unparks it after leaving the completion's lock, and
-     * cw_completion_release waits for that unpark, so the parker (possibly
-     * on this stack) outlives every use. */
+    /* One completion per unfinished event, each subscribed to its event's
+     * one callback (shared with every other wait on it). */
     for (size_t i = 0; i < n; ++i) {
         if (st[i] <= CL_COMPLETE)
             continue;
-        if ((rc = cw_completion_acquire(CW_COMPLETION_YIELD, &c[i])) != CW_OK)
-            goto out;
-        cw_completion_watch(c[i], parker);
-        cl_int err;
-        if ((rc = cw__event_attach(c[i], events[i], &err)) != CW_OK) {
-            st[i] = err;
+        if ((rc = watch(events[i], parker, &c[i], &st[i])) != CW_OK) {
             *which = i;
             goto out;
         }
@@ -88,14 +106,23 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
                 continue;
             uint64_t landed = cw_completion_landed_ns(c[i]), now = cw_now_ns();
             cw__stat_latency(now > landed ? now - landed : 0);
-            cw_completion_release(c[i], NULL);
-            c[i] = NULL;
-            --pending;
-            /* The callback's status is the trigger's: read the event's own. */
+            unwatch(events[i], &c[i]);
+            /* A signal says "read the status": the callback's is the
+             * trigger's, and cw's record of the event may have been dropped
+             * while the command still runs; then watch it anew. */
             if ((rc = cw__read_status(events[i], &st[i])) != CW_OK) {
                 *which = i;
                 goto out;
             }
+            if (st[i] > CL_COMPLETE) {
+                if ((rc = watch(events[i], parker, &c[i], &st[i])) != CW_OK) {
+                    *which = i;
+                    goto out;
+                }
+                continue;
+            }
+            --pending;
+            cw__event_retire(events[i]);
             if (!all) {
                 *which = i;
                 goto out;
@@ -115,8 +142,8 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
                 }
                 if (st[i] > CL_COMPLETE)
                     continue;
-                cw_completion_release(c[i], NULL);
-                c[i] = NULL;
+                unwatch(events[i], &c[i]);
+                cw__event_retire(events[i]);
                 --pending;
                 if (!all) {
                     *which = i;
@@ -137,10 +164,8 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
     }
 out:
     for (size_t i = 0; i < n; ++i)
-        if (c[i]) {
-            cw_completion_release(c[i], NULL);
-            c[i] = NULL;
-        }
+        if (c[i])
+            unwatch(events[i], &c[i]);
     return rc;
 }
 

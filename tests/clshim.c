@@ -6,6 +6,8 @@
  * - count clFlush calls per thread, so a test can see that a wait flushed
  *   the queue (PoCL's CPU device runs unflushed commands anyway, so a
  *   missing flush would not show as a hang there; rusticl does not);
+ * - count the callbacks registered, so a test can see how many a pattern of
+ *   waits leaves in the driver (OpenCL cannot unregister one);
  * - reject one sentinel handle with CL_INVALID_EVENT, as an implementation
  *   that validates handles does (PoCL 3.1 checks only for NULL and crashes
  *   on a foreign pointer, so no real handle can exercise that path on it).
@@ -23,6 +25,9 @@ static __typeof__(clFlush) *real_flush;
 static __typeof__(clGetEventInfo) *real_get_event_info;
 static __typeof__(clWaitForEvents) *real_wait_for_events;
 static __typeof__(clSetEventCallback) *real_set_event_callback;
+static __typeof__(clRetainEvent) *real_retain_event;
+static __typeof__(clReleaseEvent) *real_release_event;
+atomic_ulong clshim_callbacks_registered;
 
 /* Resolved once, before main and before any thread exists. */
 __attribute__((constructor)) static void resolve(void) {
@@ -31,7 +36,10 @@ __attribute__((constructor)) static void resolve(void) {
     real_wait_for_events = (__typeof__(clWaitForEvents) *)dlsym(RTLD_NEXT, "clWaitForEvents");
     real_set_event_callback =
         (__typeof__(clSetEventCallback) *)dlsym(RTLD_NEXT, "clSetEventCallback");
-    if (!real_flush || !real_get_event_info || !real_wait_for_events || !real_set_event_callback)
+    real_retain_event = (__typeof__(clRetainEvent) *)dlsym(RTLD_NEXT, "clRetainEvent");
+    real_release_event = (__typeof__(clReleaseEvent) *)dlsym(RTLD_NEXT, "clReleaseEvent");
+    if (!real_flush || !real_get_event_info || !real_wait_for_events || !real_set_event_callback ||
+        !real_retain_event || !real_release_event)
         abort();
 }
 
@@ -55,5 +63,18 @@ CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
 CL_API_ENTRY cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int type,
                                                    void(CL_CALLBACK *fn)(cl_event, cl_int, void *),
                                                    void *data) {
-    return e == clshim_bad_event ? CL_INVALID_EVENT : real_set_event_callback(e, type, fn, data);
+    if (e == clshim_bad_event)
+        return CL_INVALID_EVENT;
+    cl_int err = real_set_event_callback(e, type, fn, data);
+    if (err == CL_SUCCESS)
+        atomic_fetch_add(&clshim_callbacks_registered, 1);
+    return err;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clRetainEvent(cl_event e) {
+    return e == clshim_bad_event ? CL_INVALID_EVENT : real_retain_event(e);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clReleaseEvent(cl_event e) {
+    return e == clshim_bad_event ? CL_INVALID_EVENT : real_release_event(e);
 }

@@ -2,8 +2,12 @@
 /* Layer 6, the OpenCL-event unit: callbacks signal tokens, late ones touch nothing. */
 #include "harness.h"
 
+#include <stdlib.h>
+
 #include "clevent.h"
 #include "clfixture.h"
+#include "clshim.h"
+#include "cw.h"
 
 static void callback_runs_inline_on_completed_event(void **state) {
     (void)state;
@@ -13,29 +17,42 @@ static void callback_runs_inline_on_completed_event(void **state) {
     assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
     cw_completion *c;
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-    assert_int_equal(cw__event_attach(c, ev, &err), CW_OK);
-    /* Signalled before attach returned, on this very thread. */
+    assert_int_equal(cw__event_subscribe(ev, c, &err), CW_OK);
+    /* Signalled before the subscription returned, on this very thread. */
     assert_true(cw_completion_is_signalled(c));
     assert_int_equal(cw_completion_status(c), CL_COMPLETE);
+    cw__event_unsubscribe(ev, c);
     assert_true(cw_completion_release(c, NULL));
+    /* The record stays until a status read sees the event finished, so a
+     * later wait joins it instead of registering again. */
+    assert_int_equal(cw__event_records(), 1);
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__event_subscribe(ev, c, &err), CW_OK);
+    assert_true(cw_completion_is_signalled(c));
+    cw__event_unsubscribe(ev, c);
+    assert_true(cw_completion_release(c, NULL));
+    cw__event_retire(ev);
+    assert_int_equal(cw__event_records(), 0);
     clReleaseEvent(ev);
 }
 
-/* Abandon a completion attached to an OpenCL event; the driver's callback
- * then runs (in the thread completing the user event) on a recycled slot. */
-static void abandoned_attach_then_callback_fires(void **state) {
+/* Abandon a subscription; the driver's callback then runs (in the thread
+ * completing the user event) while the slot serves another owner. */
+static void abandoned_subscription_then_callback_fires(void **state) {
     (void)state;
     cl_int err;
     cl_event ev = clCreateUserEvent(host.context, &err);
     assert_int_equal(err, CL_SUCCESS);
     cw_completion *c;
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-    assert_int_equal(cw__event_attach(c, ev, &err), CW_OK);
+    assert_int_equal(cw__event_subscribe(ev, c, &err), CW_OK);
     cw_futex_parker fp;
     cw_futex_parker_init(&fp);
     assert_int_equal(cw_completion_wait(c, &fp.parker, cw_deadline_after_ns(2000000)),
                      CW_ERR_TIMEOUT);
+    cw__event_unsubscribe(ev, c);
     assert_false(cw_completion_release(c, NULL));
+    assert_int_equal(cw__event_records(), 1);
     /* Someone else takes the slot meanwhile: the late callback must not signal it. */
     cw_completion *d;
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
@@ -44,6 +61,9 @@ static void abandoned_attach_then_callback_fires(void **state) {
     cw_test_join(t);
     assert_false(cw_completion_is_signalled(d));
     assert_false(cw_completion_release(d, NULL));
+    /* Nobody waits any more: a sweep reads the status and drops the record. */
+    assert_int_equal(cw__event_records(), 1);
+    assert_int_equal(cw__event_sweep(), 0);
     clReleaseEvent(ev);
 }
 
@@ -67,7 +87,7 @@ static void read_status_maps_errors(void **state) {
     clReleaseEvent(ev);
 }
 
-/* The failed-command check schedule doubles up to its cap, 16x the first. */
+/* The failed-command check schedule grows to its cap and stays there. */
 static void check_schedule_doubles_to_cap(void **state) {
     (void)state;
     cw__check_schedule s = cw__check_schedule_start(0);
@@ -77,17 +97,177 @@ static void check_schedule_doubles_to_cap(void **state) {
         seen[i] = s.interval_ns;
         cw__check_schedule_grow(&s);
     }
-    assert_int_equal(seen[1], 2 * seen[0]);
+    assert_int_equal(seen[1], CW_CHECK_INTERVAL_GROWTH * seen[0]);
     assert_int_equal(seen[4], CW_CHECK_INTERVAL_GROWTH * seen[0]);
     assert_int_equal(seen[7], CW_CHECK_INTERVAL_GROWTH * seen[0]);
+    /* A failure right after a check is seen at the next: within 2x the interval. */
+    assert_true(seen[7] <= 2 * seen[0]);
     assert_int_equal(cw__check_schedule_start(1000).first_ns, 1000000u);
+}
+
+/*
+ * OpenCL cannot unregister a callback: every registration stays in the
+ * driver until the event completes. A wait that times out again and again
+ * on one event, with any callback strategy, must register only once.
+ */
+static void timed_out_waits_register_one_callback(void **state) {
+    (void)state;
+    enum { WAITS = 20000 };
+    static const cw_strategy callback_strategies[] = {
+        CW_STRATEGY_DEFAULT,  CW_STRATEGY_BLOCKING,  CW_STRATEGY_COOPERATIVE,
+        CW_STRATEGY_PTHREAD,  CW_STRATEGY_SPIN_PARK, CW_STRATEGY_COOPERATIVE_WAKE_LOCKED,
+        CW_STRATEGY_AUTO,     CW_STRATEGY_COOPERATIVE_NOYIELD};
+    const size_t nstrategies = sizeof callback_strategies / sizeof callback_strategies[0];
+    cl_event ev = user_event();
+    unsigned long before = atomic_load(&clshim_callbacks_registered);
+    for (unsigned i = 0; i < WAITS; ++i) {
+        cw_wait_options o = {.strategy = callback_strategies[i % nstrategies], .timeout_us = 1};
+        assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_TIMEOUT);
+    }
+    unsigned long registered = atomic_load(&clshim_callbacks_registered) - before;
+    printf("%u timed-out waits on one event: %lu callback registration(s), %zu record(s)\n",
+           WAITS, registered, cw__event_records());
+    assert_int_equal(registered, 1);
+    assert_int_equal(cw__event_records(), 1);
+    assert_int_equal(wait_completions(), 0);
+    /* The event completes: its one callback runs, and the record goes. */
+    assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    assert_int_equal(cw_wait(ev, NULL, NULL), CW_OK);
+    assert_int_equal(cw__event_records(), 0);
+    assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
+    clReleaseEvent(ev);
+}
+
+struct drain_order {
+    cl_event *events;
+    unsigned *order;
+    unsigned n;
+};
+
+static void *complete_in_order(void *arg) {
+    struct drain_order *d = arg;
+    for (unsigned i = 0; i < d->n; ++i) {
+        cw_test_sleep_us(100);
+        clSetUserEventStatus(d->events[d->order[i]], i % 10 == 9 ? -5 : CL_COMPLETE);
+    }
+    return NULL;
+}
+
+/* A wait-any loop over a shrinking set of slowly finishing events registers
+ * at most one callback per event, not one per event per round. */
+static void wait_any_drain_registers_once_per_event(void **state) {
+    (void)state;
+    enum { N = 1000 };
+    static cl_event events[N], left[N];
+    static unsigned order[N];
+    for (unsigned i = 0; i < N; ++i)
+        left[i] = events[i] = user_event();
+    unsigned seed = 7;
+    for (unsigned i = 0; i < N; ++i)
+        order[i] = i;
+    for (unsigned i = N; i > 1; --i) {
+        unsigned j = (unsigned)rand_r(&seed) % i, t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    unsigned long before = atomic_load(&clshim_callbacks_registered);
+    struct drain_order d = {events, order, N};
+    pthread_t t = cw_test_spawn(complete_in_order, &d);
+    size_t n = N, rounds = 0, failed = 0;
+    cw_wait_options o = {.timeout_us = 2000};
+    while (n > 0) {
+        size_t i = n;
+        cl_int st = 1;
+        int rc = cw_wait_any(left, n, &o, &i, &st);
+        ++rounds;
+        if (rc == CW_ERR_TIMEOUT)
+            continue;
+        assert_true(rc == CW_OK || rc == CW_ERR_COMMAND_FAILED);
+        assert_true(i < n);
+        failed += rc == CW_ERR_COMMAND_FAILED;
+        left[i] = left[--n];
+    }
+    cw_test_join(t);
+    unsigned long registered = atomic_load(&clshim_callbacks_registered) - before;
+    printf("wait-any drain of %d events in %zu rounds: %lu callback registrations\n", N, rounds,
+           registered);
+    assert_true(registered <= N);
+    assert_int_equal(failed, N / 10);
+    assert_int_equal(cw__event_sweep(), 0);
+    for (unsigned i = 0; i < N; ++i)
+        clReleaseEvent(events[i]);
+}
+
+/*
+ * What cw keeps for an event (one record: a callback registration, a pool
+ * slot, a reference) goes when the event completes (its callback), when it
+ * fails (no callback on PoCL 3.1 or rusticl: the next status read, or a sweep
+ * of records nobody waits on), or when the user forgets it. LeakSanitizer
+ * checks the rest in the sanitizer suites.
+ */
+static void records_go_on_complete_fail_and_forget(void **state) {
+    (void)state;
+    cw_wait_options o = {.timeout_us = 1};
+    cl_event done = user_event(), failed = user_event(), never = user_event();
+    assert_int_equal(cw_wait(done, &o, NULL), CW_ERR_TIMEOUT);
+    assert_int_equal(cw_wait(failed, &o, NULL), CW_ERR_TIMEOUT);
+    assert_int_equal(cw_wait(never, &o, NULL), CW_ERR_TIMEOUT);
+    assert_int_equal(cw__event_records(), 3);
+    assert_int_equal(clSetUserEventStatus(done, CL_COMPLETE), CL_SUCCESS);
+    assert_int_equal(cw_wait(done, NULL, NULL), CW_OK);
+    assert_int_equal(cw__event_records(), 2); /* the wait saw it complete */
+    assert_int_equal(clSetUserEventStatus(failed, -5), CL_SUCCESS);
+    assert_int_equal(cw__event_records(), 2); /* no callback for a failure */
+    cl_int st = 0;
+    assert_int_equal(cw_wait(failed, NULL, &st), CW_ERR_COMMAND_FAILED);
+    assert_int_equal(st, -5);
+    assert_int_equal(cw__event_records(), 1); /* the wait saw the failure */
+    cw_event_forget(never);
+    cw_event_forget(NULL);
+    assert_int_equal(cw__event_records(), 0);
+    clReleaseEvent(done);
+    clReleaseEvent(failed);
+    clReleaseEvent(never); /* never completes; cw holds nothing of it */
+
+    /* Failures nobody waits for any more are found by the sweeps that
+     * new subscriptions trigger as the table grows. */
+    enum { N = 300 };
+    static cl_event evs[N];
+    for (unsigned i = 0; i < N; ++i) {
+        evs[i] = user_event();
+        assert_int_equal(cw_wait(evs[i], &o, NULL), CW_ERR_TIMEOUT);
+    }
+    for (unsigned i = 0; i < N; ++i)
+        assert_int_equal(clSetUserEventStatus(evs[i], -5), CL_SUCCESS);
+    size_t most = 0;
+    cl_event extra[N];
+    for (unsigned i = 0; i < N; ++i) {
+        extra[i] = user_event();
+        assert_int_equal(cw_wait(extra[i], &o, NULL), CW_ERR_TIMEOUT);
+        size_t now = cw__event_records();
+        most = now > most ? now : most;
+    }
+    size_t left = cw__event_records();
+    printf("%d failed records, then %d more waits: at most %zu records, %zu left\n", N, N, most,
+           left);
+    assert_true(left <= N); /* the failed ones were swept */
+    assert_true(most < 2 * N);
+    for (unsigned i = 0; i < N; ++i) {
+        assert_int_equal(clSetUserEventStatus(extra[i], CL_COMPLETE), CL_SUCCESS);
+        clReleaseEvent(evs[i]);
+        clReleaseEvent(extra[i]);
+    }
+    assert_int_equal(cw__event_sweep(), 0);
 }
 
 static const struct CMUnitTest clevent_tests[] = {
     cmocka_unit_test(callback_runs_inline_on_completed_event),
-    cmocka_unit_test(abandoned_attach_then_callback_fires),
+    cmocka_unit_test(abandoned_subscription_then_callback_fires),
     cmocka_unit_test(read_status_maps_errors),
     cmocka_unit_test(check_schedule_doubles_to_cap),
+    cmocka_unit_test(timed_out_waits_register_one_callback),
+    cmocka_unit_test(wait_any_drain_registers_once_per_event),
+    cmocka_unit_test(records_go_on_complete_fail_and_forget),
 };
 
 CW_TEST_MAIN(clevent_tests, open_host, close_host)

@@ -451,7 +451,7 @@ static void tasks_resume_with_their_own_status(void **state) {
     assert_int_equal(late.status, CL_SUBMITTED);
     executor_free(&ex);
     /* The timed-out wait left nothing behind: its callback now finds a stale token. */
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
     assert_int_equal(clSetUserEventStatus(late.event, CL_COMPLETE), CL_SUCCESS);
     clReleaseEvent(ok.event);
     clReleaseEvent(failed.event);

@@ -121,7 +121,7 @@ static void thousand_events_in_random_order_over_epoll(void **state) {
     cw_notifier_destroy(n);
     for (unsigned i = 0; i < N; ++i)
         clReleaseEvent(events[i]);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
 }
 
 /* The failure happens while the loop sleeps; no callback ever fires. */
@@ -273,7 +273,7 @@ static void cancelled_watch_reports_nothing(void **state) {
     clReleaseEvent(a);
     clReleaseEvent(b);
     clReleaseEvent(c);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
 }
 
 /*
@@ -310,7 +310,7 @@ static void destroy_with_pending_watches(void **state) {
             complete_all(&c);
         for (unsigned i = 0; i < N; ++i)
             clReleaseEvent(events[i]);
-        assert_int_equal(cw_completion_outstanding(), 0);
+        assert_int_equal(wait_completions(), 0);
     }
 }
 
@@ -376,7 +376,7 @@ static void completion_release_waits_for_watcher(void **state) {
         cw_test_join(t);
     }
     printf("%u of 200 signals landed before release\n", landed);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
 }
 
 /* Owner-side calls from several threads while callbacks land: one drainer
@@ -451,7 +451,7 @@ static void bad_arguments_are_rejected(void **state) {
     assert_int_equal(cw_notifier_pending(n), 0);
     cw_notifier_destroy(n);
     cw_notifier_destroy(NULL);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
 }
 
 /* Open descriptors of this process (the lowest free one is not enough:

@@ -189,7 +189,7 @@ static void run_books(const char *name) {
     assert_int_equal(refused, abandoned);
     assert_int_equal(atomic_load(&b->duplicates), 0);
     assert_int_equal(atomic_load(&b->wrong), 0);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
     pthread_cond_destroy(&b->q.not_empty);
     pthread_mutex_destroy(&b->q.m);
     free(b);
@@ -262,7 +262,7 @@ static void opencl_timeouts_race_callbacks(void **state) {
     print_message("%lu user events, %lu waits timed out and were abandoned\n", n, timeouts);
     assert_int_equal(errors, 0);
     assert_true(timeouts > 0); /* the race was exercised */
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
 }
 
 static const struct CMUnitTest stress_tests[] = {

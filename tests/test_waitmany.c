@@ -49,7 +49,7 @@ static void mix_finish(struct mix *m) {
     for (int i = 2; i < 5; ++i)
         clReleaseEvent(m->ev[i]);
     cwh_saxpy_free(&m->sx);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
 }
 
 static void wait_all_completes_mixed_events(void **state) {
@@ -97,7 +97,7 @@ static void wait_all_times_out_then_succeeds(void **state) {
     assert_int_equal(cw_wait_all(ev, 3, &o, st), CW_ERR_TIMEOUT);
     assert_true(st[0] > CL_COMPLETE);
     assert_int_equal(st[1], CL_SUBMITTED);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
     struct later l = {.ev = gate, .delay_us = 2000, .status = CL_COMPLETE};
     pthread_t t = cw_test_spawn(set_later, &l);
     assert_int_equal(clSetUserEventStatus(ev[1], CL_COMPLETE), CL_SUCCESS);
@@ -168,7 +168,7 @@ static void wait_any_reports_first_and_failures(void **state) {
         clReleaseEvent(pending[i]);
     clReleaseEvent(gate);
     cwh_saxpy_free(&sx);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
 }
 
 static void wait_any_times_out(void **state) {
@@ -180,7 +180,7 @@ static void wait_any_times_out(void **state) {
     assert_int_equal(cw_wait_any(ev, 2, &o, &index, &st), CW_ERR_TIMEOUT);
     assert_int_equal(index, 2);
     assert_int_equal(st, CL_SUBMITTED);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
     assert_int_equal(clSetUserEventStatus(ev[1], CL_COMPLETE), CL_SUCCESS);
     o.timeout_us = 0;
     assert_int_equal(cw_wait_any(ev, 2, &o, &index, &st), CW_OK);
@@ -249,7 +249,7 @@ static void wait_any_drains_many_events(void **state) {
     cw_test_join(t);
     for (unsigned i = 0; i < 64; ++i)
         clReleaseEvent(s.ev[i]);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
 }
 
 static void bad_input_is_rejected(void **state) {
@@ -277,7 +277,7 @@ static void bad_input_is_rejected(void **state) {
     /* Nothing was touched: the statuses, the event, the pool. */
     assert_int_equal(st[0], 7);
     assert_int_equal(one, 7);
-    assert_int_equal(cw_completion_outstanding(), 0);
+    assert_int_equal(wait_completions(), 0);
     assert_int_equal(clSetUserEventStatus(ev[0], CL_COMPLETE), CL_SUCCESS);
     assert_int_equal(cw_wait_all(ev, 1, NULL, NULL), CW_OK);
     clReleaseEvent(ev[0]);

@@ -79,8 +79,9 @@ enum {
 /* Default and bounds of cw_wait_options.check_interval_us. */
 #define CW_CHECK_INTERVAL_US_DEFAULT 16000u
 #define CW_CHECK_INTERVAL_US_MAX 1000000u
-/* The check interval doubles up to this many times the first one. */
-#define CW_CHECK_INTERVAL_GROWTH 16u
+/* After the first check the interval doubles once, to this many times the
+ * first: a failure is seen within 2 * check_interval_us, whenever it happens. */
+#define CW_CHECK_INTERVAL_GROWTH 2u
 
 /*
  * Options for cw_wait, cw_wait_all and cw_wait_any. Zero-initialise it
@@ -97,15 +98,16 @@ typedef struct cw_wait_options {
      * CW_STRATEGY_PTHREAD, since clWaitForEvents cannot time out). */
     int64_t timeout_us;
     /*
-     * Callback strategies only. PoCL 3.1 to 6.0 (and Mesa's rusticl) never
-     * run a CL_COMPLETE callback for a command that fails, so a waiter that
-     * relied on the callback alone would hang. A parked waiter therefore
-     * wakes to read the execution status after this interval, doubling it
-     * each time up to CW_CHECK_INTERVAL_GROWTH times the first (16 ms, then
-     * 32, 64, 128 and every 256 ms by default), and returns
-     * CW_ERR_COMMAND_FAILED when it is negative. A kernel shorter than the
-     * first interval never pays for a check. 0 means
-     * CW_CHECK_INTERVAL_US_DEFAULT; 1..CW_CHECK_INTERVAL_US_MAX are valid.
+     * PoCL 3.1 to 6.0 (and Mesa's rusticl) never run a CL_COMPLETE callback
+     * for a command that fails, so a waiter that relied on the callback alone
+     * would hang. A parked or spinning waiter therefore reads the execution
+     * status after this interval and then every CW_CHECK_INTERVAL_GROWTH
+     * times it (16 ms, then every 32 ms by default), and returns
+     * CW_ERR_COMMAND_FAILED when it is negative: every strategy reports a
+     * failure within 2 * check_interval_us of it (backoff-poll never sleeps
+     * longer than the interval). A kernel shorter than the first interval
+     * never pays for a check. 0 means CW_CHECK_INTERVAL_US_DEFAULT;
+     * 1..CW_CHECK_INTERVAL_US_MAX are valid.
      */
     uint32_t check_interval_us;
     /* Callback strategies except pthread: how to sleep. NULL: a futex parker. */
@@ -141,13 +143,30 @@ typedef struct cw_wait_options {
  * strategies runs on a driver thread (or inline, when the event already
  * completed) and only wakes the waiter; the waiter reads the status itself.
  *
- * The event stays the caller's: cw neither retains nor releases it, and it
- * must stay valid for the call. After an early return (timeout, failure) the
- * event can be waited on again or released. A callback strategy's CL_COMPLETE
- * callback stays registered in the driver until the event completes (OpenCL
- * cannot unregister one); when it runs late it touches no memory of the wait.
+ * The event must stay valid for the call. After an early return (timeout,
+ * failure) it can be waited on again or released. The callback strategies
+ * share one CL_COMPLETE callback per event with every other wait and watch on
+ * it; until it runs, cw keeps its own reference on the event (see
+ * cw_event_forget).
  */
 CW_API int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_status);
+
+/*
+ * Drop what cw keeps for `event`. cw registers at most one CL_COMPLETE
+ * callback per event, however many waits, timeouts, wait-any rounds and
+ * notifier watches there are on it (OpenCL cannot unregister one), and keeps
+ * a small record and a reference on the event until
+ * - the event completes (its callback runs),
+ * - a wait or watch sees it finished, or cw finds it failed while looking
+ *   over the events nobody waits on (PoCL 3.1 and rusticl run no callback
+ *   for a failed command; cw does that whenever its records have doubled),
+ * - or this call.
+ * Call it for an event that may never finish (a user event that will never
+ * be set) once you stop waiting on it, so that cw holds nothing of it. Waits
+ * still pending on the event are woken to read its status and go on waiting.
+ * Any thread; NULL is ignored.
+ */
+CW_API void cw_event_forget(cl_event event);
 
 /* Stable short names ("default", "blocking", "cooperative", ...) for tools and
  * bindings; NULL for a value outside the enum. */
