@@ -114,9 +114,9 @@ static void timed_out_waits_register_one_callback(void **state) {
     (void)state;
     enum { WAITS = 20000 };
     static const cw_strategy callback_strategies[] = {
-        CW_STRATEGY_DEFAULT,  CW_STRATEGY_BLOCKING,  CW_STRATEGY_COOPERATIVE,
-        CW_STRATEGY_PTHREAD,  CW_STRATEGY_SPIN_PARK, CW_STRATEGY_COOPERATIVE_WAKE_LOCKED,
-        CW_STRATEGY_AUTO,     CW_STRATEGY_COOPERATIVE_NOYIELD};
+        CW_STRATEGY_DEFAULT, CW_STRATEGY_BLOCKING,           CW_STRATEGY_COOPERATIVE,
+        CW_STRATEGY_PTHREAD, CW_STRATEGY_SPIN_PARK,          CW_STRATEGY_COOPERATIVE_WAKE_LOCKED,
+        CW_STRATEGY_AUTO,    CW_STRATEGY_COOPERATIVE_NOYIELD};
     const size_t nstrategies = sizeof callback_strategies / sizeof callback_strategies[0];
     cl_event ev = user_event();
     unsigned long before = atomic_load(&clshim_callbacks_registered);
@@ -125,8 +125,8 @@ static void timed_out_waits_register_one_callback(void **state) {
         assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_TIMEOUT);
     }
     unsigned long registered = atomic_load(&clshim_callbacks_registered) - before;
-    printf("%u timed-out waits on one event: %lu callback registration(s), %zu record(s)\n",
-           WAITS, registered, cw__event_records());
+    printf("%u timed-out waits on one event: %lu callback registration(s), %zu record(s)\n", WAITS,
+           registered, cw__event_records());
     assert_int_equal(registered, 1);
     assert_int_equal(cw__event_records(), 1);
     assert_int_equal(wait_completions(), 0);
