@@ -50,7 +50,11 @@ int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status) {
  *   (cw__event_retire; the callback makes every subscriber read), or a
  *   sweep, which reads the status of records nobody waits on whenever their
  *   number has doubled, so a failed command's record goes even when no wait
- *   is left to see the failure (PoCL 3.1 and rusticl run no callback then),
+ *   is left to see the failure (PoCL 3.1 and rusticl run no callback then).
+ *   Only the blocking waits sweep: they cannot run inside an OpenCL callback
+ *   (blocking there is undefined), and a sweep there could read the status
+ *   of the very event whose callback is running, which deadlocks rusticl;
+ *   the notifier, which callbacks may call, never sweeps,
  * - or the user drops it (cw_event_forget): the only way for an event that
  *   will never finish.
  * A record whose callback ran stays until then (`done`), so that a wait that
@@ -281,14 +285,14 @@ static int join_existing(cl_event event, uintptr_t token, int *rc) {
     return JOINED;
 }
 
-int cw__event_subscribe(cl_event event, cw_completion *c, cl_int *cl_error) {
+int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int *cl_error) {
     *cl_error = CL_SUCCESS;
     pthread_once(&fork_once, install_fork_handlers);
     uintptr_t token = cw_completion_token(c);
     int rc = CW_OK;
     cw_spinlock_lock(&table_lock);
     int joined = join_existing(event, token, &rc);
-    size_t due = joined == NO_RECORD && live_records >= sweep_at ? live_records : 0;
+    size_t due = may_sweep && joined == NO_RECORD && live_records >= sweep_at ? live_records : 0;
     cw_spinlock_unlock(&table_lock);
     if (joined == ALREADY_DONE)
         cw_completion_signal_token(token, CL_COMPLETE);

@@ -9,6 +9,7 @@
 #define CW_CLEVENT_H
 
 #include <CL/cl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,9 +41,11 @@ int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status);
  * the callback fires, every subscriber's token is signalled (possibly inline,
  * before this returns); a signal only means "read the status now". Returns 0,
  * CW_ERR_INVALID_EVENT or CW_ERR_OPENCL with the OpenCL error in *cl_error,
- * or CW_ERR_NO_MEMORY. Never called with a cw lock held.
+ * or CW_ERR_NO_MEMORY. Never called with a cw lock held. `may_sweep`: the
+ * caller is a blocking wait, which cannot be inside an OpenCL callback, so
+ * it may read the statuses of other events' records (see clevent.c).
  */
-int cw__event_subscribe(cl_event event, cw_completion *c, cl_int *cl_error);
+int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int *cl_error);
 
 /* Leave the event's subscribers (before releasing `c`), so that waits that
  * time out again and again on one event keep its list short. */

@@ -258,7 +258,7 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
 
     /* The callback may run inline inside the subscription: it only pushes
      * the watch onto the ready list and never takes the mutex. */
-    rc = cw__event_subscribe(event, w->completion, cl_error);
+    rc = cw__event_subscribe(event, w->completion, false, cl_error);
     pthread_mutex_lock(&n->mutex);
     w->registering = false;
     if (rc != CW_OK)

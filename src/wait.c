@@ -163,7 +163,7 @@ static int subscribe(cl_event event, cw_completion_kind kind, cw_completion **c,
     if (rc != CW_OK)
         return rc;
     cl_int err;
-    if ((rc = cw__event_subscribe(event, *c, &err)) != CW_OK) {
+    if ((rc = cw__event_subscribe(event, *c, true, &err)) != CW_OK) {
         cw_completion_release(*c, NULL);
         *cl_status = err;
     }

@@ -28,7 +28,7 @@ static int watch(cl_event event, cw_parker *parker, cw_completion **c, cl_int *s
         return rc;
     cw_completion_watch(*c, parker);
     cl_int err;
-    if ((rc = cw__event_subscribe(event, *c, &err)) != CW_OK) {
+    if ((rc = cw__event_subscribe(event, *c, true, &err)) != CW_OK) {
         cw_completion_release(*c, NULL);
         *c = NULL;
         *st = err;

@@ -17,7 +17,7 @@ static void callback_runs_inline_on_completed_event(void **state) {
     assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
     cw_completion *c;
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-    assert_int_equal(cw__event_subscribe(ev, c, &err), CW_OK);
+    assert_int_equal(cw__event_subscribe(ev, c, true, &err), CW_OK);
     /* Signalled before the subscription returned, on this very thread. */
     assert_true(cw_completion_is_signalled(c));
     assert_int_equal(cw_completion_status(c), CL_COMPLETE);
@@ -27,7 +27,7 @@ static void callback_runs_inline_on_completed_event(void **state) {
      * later wait joins it instead of registering again. */
     assert_int_equal(cw__event_records(), 1);
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-    assert_int_equal(cw__event_subscribe(ev, c, &err), CW_OK);
+    assert_int_equal(cw__event_subscribe(ev, c, true, &err), CW_OK);
     assert_true(cw_completion_is_signalled(c));
     cw__event_unsubscribe(ev, c);
     assert_true(cw_completion_release(c, NULL));
@@ -45,7 +45,7 @@ static void abandoned_subscription_then_callback_fires(void **state) {
     assert_int_equal(err, CL_SUCCESS);
     cw_completion *c;
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-    assert_int_equal(cw__event_subscribe(ev, c, &err), CW_OK);
+    assert_int_equal(cw__event_subscribe(ev, c, true, &err), CW_OK);
     cw_futex_parker fp;
     cw_futex_parker_init(&fp);
     assert_int_equal(cw_completion_wait(c, &fp.parker, cw_deadline_after_ns(2000000)),

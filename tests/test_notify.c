@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -493,6 +494,101 @@ static void out_of_descriptors_is_no_resources(void **state) {
     assert_int_equal(open_fds(), before);
 }
 
+/*
+ * The notifier used from inside OpenCL callbacks while a loop thread drains
+ * it. Mesa's rusticl runs an event's callbacks holding that event's lock: a
+ * drain that kept the notifier's mutex while it read the same event's status
+ * and a callback waiting for that mutex would deadlock. A watchdog turns a
+ * hang into a failure instead of a ctest timeout.
+ */
+struct from_callback {
+    cw_notifier *n;
+    cl_event next; /* watched from inside the callback */
+    uint64_t tag;
+};
+
+static void CL_CALLBACK watch_from_callback(cl_event ev, cl_int status, void *data) {
+    (void)ev;
+    (void)status;
+    struct from_callback *c = data;
+    cw_notifier_watch(c->n, c->next, c->tag, NULL);
+    (void)cw_notifier_pending(c->n);
+    (void)cw_notifier_cancel(c->n, UINT64_MAX); /* no such tag: only takes the mutex */
+}
+
+struct drainer {
+    cw_notifier *n;
+    atomic_int stop;
+    atomic_ulong results;
+};
+
+static void *drain_loop(void *arg) {
+    struct drainer *d = arg;
+    int fd = cw_notifier_fd(d->n);
+    cw_notifier_result r[8];
+    while (!atomic_load(&d->stop)) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        poll(&p, 1, 1);
+        atomic_fetch_add(&d->results, cw_notifier_drain(d->n, r, 8));
+    }
+    return NULL;
+}
+
+static atomic_int watchdog_done;
+
+static void *watchdog(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 3000 && !atomic_load(&watchdog_done); ++i)
+        cw_test_sleep_us(10000);
+    if (!atomic_load(&watchdog_done)) {
+        fprintf(stderr, "watchdog: no progress in 30 s: deadlock between a callback and the "
+                        "notifier\n");
+        _exit(3);
+    }
+    return NULL;
+}
+
+static void watch_from_callbacks_while_draining(void **state) {
+    (void)state;
+    enum { N = 400 };
+    static cl_event first[N], second[N];
+    static struct from_callback ctx[N];
+    cw_notifier *n;
+    assert_int_equal(cw_notifier_create(1000, &n), CW_OK); /* frequent status checks */
+    struct drainer d = {.n = n};
+    atomic_store(&watchdog_done, 0);
+    pthread_t dog = cw_test_spawn(watchdog, NULL);
+    pthread_t t = cw_test_spawn(drain_loop, &d);
+    for (unsigned i = 0; i < N; ++i) {
+        first[i] = user_event();
+        second[i] = user_event();
+        ctx[i] = (struct from_callback){n, second[i], N + i};
+        assert_int_equal(cw_notifier_watch(n, first[i], i, NULL), CW_OK);
+        assert_int_equal(clSetEventCallback(first[i], CL_COMPLETE, watch_from_callback, &ctx[i]),
+                         CL_SUCCESS);
+    }
+    /* The callbacks run here, in the thread that completes the user events,
+     * each watching its second event, while the drainer reads statuses. */
+    for (unsigned i = 0; i < N; ++i)
+        assert_int_equal(clSetUserEventStatus(first[i], CL_COMPLETE), CL_SUCCESS);
+    for (unsigned i = 0; i < N; ++i)
+        assert_int_equal(clSetUserEventStatus(second[i], i % 5 == 4 ? -5 : CL_COMPLETE),
+                         CL_SUCCESS);
+    while (atomic_load(&d.results) < 2 * N)
+        cw_test_sleep_us(1000);
+    atomic_store(&d.stop, 1);
+    cw_test_join(t);
+    atomic_store(&watchdog_done, 1);
+    cw_test_join(dog);
+    assert_int_equal(atomic_load(&d.results), 2 * N);
+    assert_int_equal(cw_notifier_pending(n), 0);
+    cw_notifier_destroy(n);
+    for (unsigned i = 0; i < N; ++i) {
+        clReleaseEvent(first[i]);
+        clReleaseEvent(second[i]);
+    }
+}
+
 static const struct CMUnitTest notify_tests[] = {
     cmocka_unit_test(thousand_events_in_random_order_over_epoll),
     cmocka_unit_test(failure_while_watched_arrives_through_fd),
@@ -505,6 +601,7 @@ static const struct CMUnitTest notify_tests[] = {
     cmocka_unit_test(watch_from_several_threads),
     cmocka_unit_test(bad_arguments_are_rejected),
     cmocka_unit_test(out_of_descriptors_is_no_resources),
+    cmocka_unit_test(watch_from_callbacks_while_draining),
 };
 
 CW_TEST_MAIN(notify_tests, open_host, close_host)

@@ -18,10 +18,14 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include <poll.h>
+#include <unistd.h>
+
 #include "clfixture.h"
+#include "clshim.h"
 #include "completion.h"
+#include "cw.h"
 #include "relax.h"
-#include "cw/wait.h"
 
 enum { WAITERS = 4, SIGNALLERS = 2, BATCH = 8 };
 
@@ -265,10 +269,124 @@ static void opencl_timeouts_race_callbacks(void **state) {
     assert_int_equal(wait_completions(), 0);
 }
 
+/* Resident set size in KiB (from /proc/self/statm), 0 when unknown. */
+static unsigned long rss_kib(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (unsigned long)(sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/*
+ * Timed-out waits, wait-any rounds and notifier watches, all on the same
+ * events at once, round after round: at most one driver callback per event,
+ * and memory that stays flat. Every round's events finish (one in eight
+ * fails, which fires no callback on PoCL 3.1 or rusticl) and are released.
+ */
+enum { MIX_EVENTS = 32 };
+
+struct mix {
+    cl_event events[MIX_EVENTS];
+    atomic_ulong waits;
+    atomic_int stop;
+    cw_notifier *notifier;
+};
+
+static void *mix_timed_waits(void *arg) {
+    struct mix *m = arg;
+    uint32_t rnd = 99;
+    while (!atomic_load(&m->stop)) {
+        cw_strategy s = (cw_strategy)(next_random(&rnd) % CW_STRATEGY_COUNT);
+        if (s == CW_STRATEGY_POLL || s == CW_STRATEGY_BACKOFF_POLL)
+            s = CW_STRATEGY_COOPERATIVE; /* polling registers nothing: not the point here */
+        cw_wait_options o = {.strategy = s, .timeout_us = 1 + next_random(&rnd) % 20};
+        int rc = cw_wait(m->events[next_random(&rnd) % MIX_EVENTS], &o, NULL);
+        assert_int_equal(rc, CW_ERR_TIMEOUT);
+        atomic_fetch_add(&m->waits, 1);
+    }
+    return NULL;
+}
+
+static void *mix_wait_any(void *arg) {
+    struct mix *m = arg;
+    while (!atomic_load(&m->stop)) {
+        cw_wait_options o = {.timeout_us = 30};
+        size_t i;
+        assert_int_equal(cw_wait_any(m->events, MIX_EVENTS, &o, &i, NULL), CW_ERR_TIMEOUT);
+        atomic_fetch_add(&m->waits, 1);
+    }
+    return NULL;
+}
+
+static void mixed_waits_one_callback_per_event(void **state) {
+    (void)state;
+    unsigned long target = completions_per_config();
+    struct mix m = {0};
+    assert_int_equal(cw_notifier_create(1000, &m.notifier), CW_OK);
+    unsigned long before = atomic_load(&clshim_callbacks_registered);
+    unsigned long rss_start = 0, rss_peak = 0, events = 0, rounds = 0, results = 0;
+    uint32_t rnd = 4242;
+    while (atomic_load(&m.waits) < target) {
+        for (unsigned i = 0; i < MIX_EVENTS; ++i)
+            m.events[i] = user_event();
+        events += MIX_EVENTS;
+        atomic_store(&m.stop, 0);
+        pthread_t a = cw_test_spawn(mix_timed_waits, &m), b = cw_test_spawn(mix_wait_any, &m);
+        /* The notifier: every event watched a few times, watches cancelled
+         * and drained, while the other threads time out on the same events. */
+        for (unsigned k = 0; k < 4 * MIX_EVENTS; ++k) {
+            uint64_t tag = next_random(&rnd) % MIX_EVENTS;
+            assert_int_equal(cw_notifier_watch(m.notifier, m.events[tag], tag, NULL), CW_OK);
+            atomic_fetch_add(&m.waits, 1);
+            if (k % 3 == 0)
+                cw_notifier_cancel(m.notifier, tag);
+        }
+        cw_test_sleep_us(2000);
+        atomic_store(&m.stop, 1);
+        cw_test_join(a);
+        cw_test_join(b);
+        for (unsigned i = 0; i < MIX_EVENTS; ++i)
+            clSetUserEventStatus(m.events[i], i % 8 == 7 ? -5 : CL_COMPLETE);
+        /* Everything watched is reported (or was cancelled). */
+        cw_notifier_result r[64];
+        struct pollfd p = {.fd = cw_notifier_fd(m.notifier), .events = POLLIN};
+        while (cw_notifier_pending(m.notifier) > 0) {
+            poll(&p, 1, 100);
+            results += cw_notifier_drain(m.notifier, r, 64);
+        }
+        while (cw_notifier_drain(m.notifier, r, 64) > 0)
+            ;
+        for (unsigned i = 0; i < MIX_EVENTS; ++i)
+            clReleaseEvent(m.events[i]);
+        unsigned long rss = rss_kib();
+        if (++rounds == 8)
+            rss_start = rss; /* after the pools and the driver have warmed up */
+        rss_peak = rss > rss_peak ? rss : rss_peak;
+    }
+    cw_notifier_destroy(m.notifier);
+    unsigned long registered = atomic_load(&clshim_callbacks_registered) - before;
+    size_t records = cw__event_records();
+    print_message("%lu waits (timed out, wait-any, notifier) on %lu events in %lu rounds: "
+                  "%lu callback registrations, %zu records left, %lu results; "
+                  "RSS %lu KiB after 8 rounds, peak %lu KiB\n",
+                  (unsigned long)atomic_load(&m.waits), events, rounds, registered, records,
+                  results, rss_start, rss_peak);
+    assert_true(registered <= events);
+    assert_true(records <= 2 * MIX_EVENTS + 64); /* the failed ones wait for a sweep */
+    assert_int_equal(cw__event_sweep(), 0);
+    assert_true(rss_peak <= rss_start + 32 * 1024); /* flat: no growth with the waits */
+    assert_int_equal(wait_completions(), 0);
+}
+
 static const struct CMUnitTest stress_tests[] = {
     cmocka_unit_test(foreign_signals_all_cpus),
     cmocka_unit_test(foreign_signals_one_cpu),
     cmocka_unit_test(opencl_timeouts_race_callbacks),
+    cmocka_unit_test(mixed_waits_one_callback_per_event),
 };
 
 CW_TEST_MAIN(stress_tests, open_host, close_host)

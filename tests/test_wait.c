@@ -9,6 +9,7 @@
 #include "clshim.h"
 #include "clevent.h"
 #include "cw.h"
+#include "estimate.h"
 
 #define FOR_EACH_STRATEGY(s) for (cw_strategy s = CW_STRATEGY_DEFAULT; s < CW_STRATEGY_COUNT; ++s)
 
@@ -252,7 +253,7 @@ static void rejected_event_handle_returns_invalid_event(void **state) {
     cw_completion *c;
     assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
     cl_int err = 0;
-    assert_int_equal(cw__event_subscribe(clshim_bad_event, c, &err), CW_ERR_INVALID_EVENT);
+    assert_int_equal(cw__event_subscribe(clshim_bad_event, c, true, &err), CW_ERR_INVALID_EVENT);
     assert_int_equal(err, CL_INVALID_EVENT);
     assert_false(cw_completion_release(c, NULL));
     assert_int_equal(cw__event_records(), 0);
@@ -433,6 +434,107 @@ static void waits_survive_signal_storm(void **state) {
     cwh_saxpy_free(&sx);
 }
 
+/* Inflate the queue's wait estimate the way a first launch that compiles the
+ * kernel does: one long wait on a kernel gated for 300 ms, by each of the
+ * strategies that feed the estimate. */
+static void one_long_wait(cwh_saxpy *sx) {
+    const cw_strategy feeders[] = {CW_STRATEGY_BACKOFF_POLL, CW_STRATEGY_AUTO};
+    for (size_t i = 0; i < 2; ++i) {
+        struct later l = {.ev = user_event(), .delay_us = 300000, .status = CL_COMPLETE};
+        cl_event ev;
+        assert_int_equal(cwh_saxpy_enqueue(&host, sx, 1.0f, 1, &l.ev, &ev), CL_SUCCESS);
+        pthread_t t = cw_test_spawn(set_later, &l);
+        cw_wait_options o = {.strategy = feeders[i]};
+        assert_int_equal(cw_wait(ev, &o, NULL), CW_OK);
+        cw_test_join(t);
+        clReleaseEvent(ev);
+        clReleaseEvent(l.ev);
+    }
+}
+
+/* Time from a gate opening (or failing) to the wait on the kernel behind it
+ * returning, in ns; the gate is set `delay_us` after the wait starts. */
+static uint64_t gated_wait_ns(cwh_saxpy *sx, cw_wait_options o, unsigned delay_us, cl_int gate,
+                              int expect, uint64_t *total_ns) {
+    struct later l = {.ev = user_event(), .delay_us = delay_us, .status = gate};
+    cl_event ev;
+    assert_int_equal(cwh_saxpy_enqueue(&host, sx, 1.0f, 1, &l.ev, &ev), CL_SUCCESS);
+    uint64_t t0 = cw_now_ns();
+    pthread_t t = cw_test_spawn(set_later, &l);
+    assert_int_equal(cw_wait(ev, &o, NULL), expect);
+    uint64_t t1 = cw_now_ns();
+    cw_test_join(t);
+    clReleaseEvent(ev);
+    clReleaseEvent(l.ev);
+    *total_ns = t1 - t0;
+    uint64_t opened = t0 + (uint64_t)delay_us * 1000u;
+    return t1 > opened ? t1 - opened : 0;
+}
+
+/*
+ * Every strategy, whatever its estimates say, reports a failed command within
+ * 2x the check interval (with room for a loaded machine): an estimate
+ * inflated by one long wait must not make backoff-poll sleep through it, nor
+ * a long spin-park budget hide it.
+ */
+static void failure_reported_within_two_check_intervals(void **state) {
+    (void)state;
+    enum { CHECK_US = 20000, SLACK_US = 60000 };
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    for (int inflated = 0; inflated < 2; ++inflated) {
+        if (inflated)
+            one_long_wait(&sx);
+        FOR_EACH_STRATEGY(s) {
+            cw_wait_options o = {.strategy = s, .check_interval_us = CHECK_US};
+            if (s == CW_STRATEGY_SPIN_PARK)
+                o.spin_us = CW_SPIN_US_MAX; /* a second of spinning */
+            uint64_t total;
+            uint64_t late = gated_wait_ns(&sx, o, 40000, -5, CW_ERR_COMMAND_FAILED, &total);
+            printf("%s%s: failure reported %.1f ms after it happened\n", cw_strategy_name(s),
+                   inflated ? " (estimate inflated)" : "", late / 1e6);
+            assert_true(late <= (2u * CHECK_US + SLACK_US) * 1000ull);
+        }
+    }
+    cwh_saxpy_free(&sx);
+}
+
+/*
+ * After one long wait, a short one is still reported no later than about
+ * twice its own length (plus backoff-poll's 50 us floor and room for a
+ * loaded machine), with every strategy.
+ */
+static void short_wait_after_long_one_is_not_late(void **state) {
+    (void)state;
+    enum { GATE_US = 20000, SLACK_US = 30000 };
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    one_long_wait(&sx);
+    FOR_EACH_STRATEGY(s) {
+        cw_wait_options o = {.strategy = s};
+        uint64_t total;
+        gated_wait_ns(&sx, o, GATE_US, CL_COMPLETE, CW_OK, &total);
+        printf("%s after a 300 ms wait: a %d ms wait took %.1f ms\n", cw_strategy_name(s),
+               GATE_US / 1000, total / 1e6);
+        assert_true(total <= (2u * GATE_US + SLACK_US) * 1000ull);
+    }
+    cwh_saxpy_free(&sx);
+}
+
+/* The estimate comes down fast: within 2x of a steady short wait after at
+ * most eight of them, following one wait thousands of times longer. */
+static void estimate_recovers_after_one_long_wait(void **state) {
+    (void)state;
+    uintptr_t key = (uintptr_t)&key; /* any non-zero key names a queue here */
+    cw__estimate_put(key, 1000000);
+    cw__estimate_put(key, 3000000000u); /* one 3 s wait */
+    assert_true(cw__estimate_get(key) >= 750000000u);
+    for (int i = 0; i < 8; ++i)
+        cw__estimate_put(key, 1000000);
+    assert_true(cw__estimate_get(key) <= 2000000);
+    assert_true(cw__estimate_get(key) >= 500000);
+}
+
 static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(waits_survive_signal_storm),
     cmocka_unit_test(saxpy_result_after_each_strategy),
@@ -449,6 +551,9 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(foreign_handle_rejected_where_validated),
     cmocka_unit_test(strategy_names_round_trip),
     cmocka_unit_test(version_matches_headers),
+    cmocka_unit_test(failure_reported_within_two_check_intervals),
+    cmocka_unit_test(short_wait_after_long_one_is_not_late),
+    cmocka_unit_test(estimate_recovers_after_one_long_wait),
     cmocka_unit_test(wait_parks_on_callers_parker),
     cmocka_unit_test(many_waiters_on_one_event),
 };
