@@ -175,12 +175,16 @@ def test_bad_arguments(cl_env):
     assert cw.wait(ev, strategy="blocking") == COMPLETE
 
 
-def test_readme_example_runs():
+def test_readme_example_runs(tmp_path):
     import pathlib
     import subprocess
     import sys
 
+    # run_path, from a scratch directory: the example imports the same cw as
+    # the tests (the installed package in CI), not a cw beside the script.
     example = pathlib.Path(__file__).resolve().parents[1] / "example.py"
-    out = subprocess.run([sys.executable, str(example)], env=dict(os.environ), check=True,
-                         capture_output=True, text=True, timeout=60).stdout
+    code = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')"
+    out = subprocess.run([sys.executable, "-c", code, str(example)], env=dict(os.environ),
+                         check=True, capture_output=True, text=True, timeout=60,
+                         cwd=str(tmp_path)).stdout
     assert "kernels ok; failed event raised CommandFailed, status -5" in out
