@@ -213,16 +213,19 @@ def main():
         dev.platform.version, dev.device.name, kernel_us, sizes, rounds))
     load_before = os.getloadavg()
     runs = {}
+    progress = []
     for r in range(rounds):
         for n in sizes:
             order = METHODS[r % 3:] + METHODS[:r % 3]  # rotated: no method always first
             for m in order:
                 res = measure(dev, m, n)
                 runs.setdefault((m, n), []).append(res)
-                log("round %d/%d N=%-5d %-8s cpu %8.1f ms  wall %8.1f ms  threads %d  "
-                    "p50 %8.1f µs" % (r + 1, rounds, n, m, res["cpu_s"] * 1e3,
-                                      res["wall_s"] * 1e3, res["threads"],
-                                      pct(res["latency_us"], 0.5)))
+                progress.append("round %d/%d N=%-5d %-8s cpu %8.1f ms  wall %8.1f ms  "
+                                "threads %d  p50 %8.1f µs" % (
+                                    r + 1, rounds, n, m, res["cpu_s"] * 1e3,
+                                    res["wall_s"] * 1e3, res["threads"],
+                                    pct(res["latency_us"], 0.5)))
+                log(progress[-1])
     load_after = os.getloadavg()
     table = {k: summarise(v) for k, v in runs.items()}
 
@@ -254,6 +257,7 @@ def main():
         lines += ["", "goals at N = %d (cw against executor):" % big]
         lines += ["  %-26s %-6s %s" % (name, "met" if ok else "MISSED", got)
                   for name, ok, got in checks]
+    lines += ["", "every measurement, in the order run:"] + ["  " + x for x in progress]
     report = "\n".join(lines) + "\n"
     print(report, end="")
     if args.text:
@@ -272,7 +276,7 @@ def main():
                 "goals": [{"goal": g, "met": ok, "value": v} for g, ok, v in checks],
                 "runs": [{"method": m, "n": n, "round": i, "cpu_s": r["cpu_s"],
                           "kernels_s": r["kernels_s"], "wall_s": r["wall_s"],
-                          "threads": r["threads"]}
+                          "threads": r["threads"], "p50_us": pct(r["latency_us"], 0.5)}
                          for (m, n), rs in runs.items() for i, r in enumerate(rs)],
             }, f, indent=1)
             f.write("\n")
