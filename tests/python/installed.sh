@@ -22,8 +22,12 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 "$py" -m venv --system-site-packages "$work/venv"
 vpy=$work/venv/bin/python
+# From a copy: setuptools writes build/ and *.egg-info next to the package it
+# builds, and a test must not write into the source tree.
+cp -r "$src/bindings/python" "$work/package"
+rm -rf "$work/package/build" "$work/package"/*.egg-info
 # --no-index: nothing may come from a package index.
-"$vpy" -m pip install -q --no-build-isolation --no-index --no-deps "$src/bindings/python"
+"$vpy" -m pip install -q --no-build-isolation --no-index --no-deps "$work/package"
 
 cd "$work" # `python -m pytest` puts the working directory first on sys.path
 unset PYTHONPATH CW_LIBRARY
