@@ -36,7 +36,7 @@ except ImportError as e:  # the interpreter on PATH may not see Debian's package
     sys.exit("bench_async: %s (run it with an interpreter that has pyopencl and numpy, "
              "e.g. /usr/bin/python3 on Debian)" % e)
 
-import cw
+cw = None  # imported once the arguments are read: --help works without libcw
 
 RAW = time.CLOCK_MONOTONIC_RAW
 METHODS = ("cw", "executor", "poll")
@@ -82,7 +82,8 @@ class Device:
 
     def check_clock(self):
         """The latency definition needs profiling times on CLOCK_MONOTONIC_RAW:
-        each kernel must start and end between two host readings around it."""
+        each kernel must start and end between two host readings around it.
+        Returns (the kernel's run time in µs, None) or (None, why not)."""
         worst = 0
         for _ in range(20):
             gate, (ev,) = self.launch(1)
@@ -91,12 +92,10 @@ class Device:
             ev.wait()
             after = time.clock_gettime_ns(RAW)
             if not before <= ev.profile.start <= ev.profile.end <= after:
-                sys.exit("bench_async: this OpenCL implementation's profiling clock is not "
-                         "CLOCK_MONOTONIC_RAW (start %d, end %d, host %d..%d): completion "
-                         "times cannot be compared" % (ev.profile.start, ev.profile.end,
-                                                       before, after))
+                return None, ("the profiling clock is not CLOCK_MONOTONIC_RAW (start %d, end %d, "
+                              "host %d..%d)" % (ev.profile.start, ev.profile.end, before, after))
             worst = max(worst, ev.profile.end - ev.profile.start)
-        return worst / 1e3  # µs, the kernel's run time
+        return worst / 1e3, None
 
 
 async def await_cw(ev):
@@ -120,7 +119,7 @@ def tids():
     return set(os.listdir("/proc/self/task"))
 
 
-def measure(dev, method, n):
+def measure(dev, method, n, timed):
     gate, events = dev.launch(n)
     resumed = [0] * n
 
@@ -146,16 +145,20 @@ def measure(dev, method, n):
     for ev, t in zip(events, resumed):
         if ev.command_execution_status != cl.command_execution_status.COMPLETE or not t:
             raise SystemExit("bench_async: %s, N=%d: an event did not complete" % (method, n))
-        lat.append((t - ev.profile.end) / 1e3)
-        kernels_ns += ev.profile.end - ev.profile.start
+        if timed:
+            lat.append((t - ev.profile.end) / 1e3)
+            kernels_ns += ev.profile.end - ev.profile.start
     # PoCL runs the kernels on CPU threads of this process: their run time is
     # in the process CPU of every method alike. What is left is the cost of
     # waiting (and of PoCL's scheduling, the same for all methods).
-    return {"cpu_s": cpu, "wait_cpu_s": cpu - kernels_ns / 1e9, "kernels_s": kernels_ns / 1e9,
+    wait_cpu = cpu - kernels_ns / 1e9 if timed else float("nan")
+    return {"cpu_s": cpu, "wait_cpu_s": wait_cpu, "kernels_s": kernels_ns / 1e9,
             "wall_s": wall, "threads": created, "latency_us": lat}
 
 
 def pct(values, q):
+    if not values:
+        return float("nan")  # no usable completion times (see check_clock)
     s = sorted(values)
     return s[min(len(s) - 1, int(q * len(s)))]
 
@@ -173,6 +176,17 @@ def summarise(runs):
     }
 
 
+def no_nan(x):
+    """JSON has no NaN: what was not measured is null."""
+    if isinstance(x, float) and x != x:
+        return None
+    if isinstance(x, dict):
+        return {k: no_nan(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [no_nan(v) for v in x]
+    return x
+
+
 def goals(table, n):
     a, b = table.get(("cw", n)), table.get(("executor", n))
     if not a or not b:
@@ -182,9 +196,11 @@ def goals(table, n):
     ratio = a["cpu_ms"] / b["cpu_ms"] if b["cpu_ms"] else float("inf")
     out.append(("cw CPU <= 0.5x executor", ratio <= 0.5, "%.2fx" % ratio))
     ratio = a["wait_cpu_ms"] / b["wait_cpu_ms"] if b["wait_cpu_ms"] > 0 else float("inf")
-    out.append(("cw CPU-kernels <= 0.5x", ratio <= 0.5, "%.2fx" % ratio))
+    if ratio == ratio:  # not NaN: the kernels' run time was known
+        out.append(("cw CPU-kernels <= 0.5x", ratio <= 0.5, "%.2fx" % ratio))
     ratio = a["p50_us"] / b["p50_us"] if b["p50_us"] else float("inf")
-    out.append(("cw p50 <= 1.5x executor", ratio <= 1.5, "%.2fx" % ratio))
+    if ratio == ratio:  # not NaN: latencies were measured
+        out.append(("cw p50 <= 1.5x executor", ratio <= 1.5, "%.2fx" % ratio))
     return out
 
 
@@ -200,6 +216,9 @@ def main():
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
     ap.add_argument("--text", metavar="PATH", help="write the printed report to a file too")
     args = ap.parse_args()
+    global cw
+    import cw as cw_module
+    cw = cw_module
     sizes = [int(x) for x in args.sizes.split(",")]
     rounds = args.rounds
     if args.quick:
@@ -208,9 +227,14 @@ def main():
         ap.error("rounds and sizes must be positive")
 
     dev = Device(args.iterations)
-    kernel_us = dev.check_clock()
-    log("bench_async: %s, %s; kernel %.0f µs; N = %s; %d rounds" % (
-        dev.platform.version, dev.device.name, kernel_us, sizes, rounds))
+    kernel_us, no_clock = dev.check_clock()
+    timed = no_clock is None
+    if not timed:
+        # Still measured: CPU, wall, threads. Latency and the kernels' run
+        # time need the profiling clock (PoCL has it; rusticl does not).
+        log("bench_async: no latencies or kernel times on this platform: %s" % no_clock)
+    log("bench_async: %s, %s; N = %s; %d rounds" % (dev.platform.version, dev.device.name,
+                                                    sizes, rounds))
     load_before = os.getloadavg()
     runs = {}
     progress = []
@@ -218,7 +242,7 @@ def main():
         for n in sizes:
             order = METHODS[r % 3:] + METHODS[:r % 3]  # rotated: no method always first
             for m in order:
-                res = measure(dev, m, n)
+                res = measure(dev, m, n, timed)
                 runs.setdefault((m, n), []).append(res)
                 progress.append("round %d/%d N=%-5d %-8s cpu %8.1f ms  wall %8.1f ms  "
                                 "threads %d  p50 %8.1f µs" % (
@@ -233,12 +257,14 @@ def main():
              "platform: %s; device: %s; Python %s; cw %s (libcw %s)" % (
                  dev.platform.version, dev.device.name, platform.python_version(),
                  cw.__version__, cw.library_version_string()),
-             "kernel: %d iterations, about %.0f µs; %d rounds, methods interleaved; "
+             "kernel: %d iterations, %s; %d rounds, methods interleaved; "
              "CPU/wall/threads: medians; p50/p99: all rounds' latencies" % (
-                 args.iterations, kernel_us, rounds),
+                 args.iterations, "about %.0f µs" % kernel_us if timed else "run time unknown",
+                 rounds),
              "load average before %.2f, after %.2f; %d CPUs" % (
                  load_before[0], load_after[0], os.cpu_count()),
-             "latency: CL_PROFILING_COMMAND_END (CLOCK_MONOTONIC_RAW) to the coroutine resuming",
+             "latency: CL_PROFILING_COMMAND_END (CLOCK_MONOTONIC_RAW) to the coroutine resuming"
+             if timed else "latency: not measured, " + no_clock,
              "",
              "CPU: the whole process; CPU-kernels: minus the kernels' run time "
              "(PoCL runs them on this process's threads)",
@@ -265,7 +291,7 @@ def main():
             f.write(report)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({
+            json.dump(no_nan({
                 "platform": dev.platform.version, "device": dev.device.name,
                 "python": platform.python_version(), "cw": cw.__version__,
                 "libcw": cw.library_version_string(), "iterations": args.iterations,
@@ -278,7 +304,7 @@ def main():
                           "kernels_s": r["kernels_s"], "wall_s": r["wall_s"],
                           "threads": r["threads"], "p50_us": pct(r["latency_us"], 0.5)}
                          for (m, n), rs in runs.items() for i, r in enumerate(rs)],
-            }, f, indent=1)
+            }), f, indent=1)
             f.write("\n")
 
 
