@@ -246,6 +246,7 @@ _HANDLE_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_void_p)) - 1
 
 
 def _handle(event: Event) -> int:
+    handle: Any
     if isinstance(event, int) and not isinstance(event, bool):
         handle = event
     else:
@@ -638,7 +639,7 @@ def reset_stats() -> None:
 
 def strategies() -> List[str]:
     """The strategy names the waits accept, "default" first."""
-    names = []
+    names: List[str] = []
     for i in itertools.count():
         name = _lib.cw_strategy_name(i)
         if name is None:
