@@ -180,11 +180,14 @@ def test_readme_example_runs(tmp_path):
     import subprocess
     import sys
 
-    # run_path, from a scratch directory: the example imports the same cw as
-    # the tests (the installed package in CI), not a cw beside the script.
+    # run_path, from a scratch directory, with the tests' cw first on the
+    # path: the example imports the same cw as the tests (the installed
+    # package in CI), not a cw beside the script.
     example = pathlib.Path(__file__).resolve().parents[1] / "example.py"
     code = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')"
-    out = subprocess.run([sys.executable, "-c", code, str(example)], env=dict(os.environ),
-                         check=True, capture_output=True, text=True, timeout=60,
-                         cwd=str(tmp_path)).stdout
-    assert "kernels ok; failed event raised CommandFailed, status -5" in out
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(pathlib.Path(cw.__file__).resolve().parents[1])
+    p = subprocess.run([sys.executable, "-c", code, str(example)], env=env,
+                       capture_output=True, text=True, timeout=60, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert "kernels ok; failed event raised CommandFailed, status -5" in p.stdout
