@@ -29,7 +29,8 @@ cd "$here"
 
 # Debian packages, installed only when missing.
 packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmake make gcc g++ clang
-          libclang-rt-14-dev python3 mesa-opencl-icd spin python3-pytest python3-pyopencl pkg-config
+          libclang-rt-14-dev python3 mesa-opencl-icd spin python3-pytest python3-pyopencl python3-numpy
+          python3-venv python3-pip python3-setuptools python3-wheel pkg-config
           abigail-tools clang-format groff-base man-db git)
 missing=()
 for p in "${packages[@]}"; do

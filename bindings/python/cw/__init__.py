@@ -2,255 +2,434 @@
 """cw for Python: wait on OpenCL events without burning a core.
 
 A ctypes binding of libcw. Events are pyopencl events (anything with an
-``int_ptr``) or raw ``cl_event`` handles as ints.
+``int_ptr``) or raw ``cl_event`` handles as ints::
 
     status = cw.wait(event, strategy="cooperative", timeout=0.5)
+    statuses = cw.wait_all([ev1, ev2])
+    index, status = cw.wait_any([ev1, ev2])
     status = await cw.wait_async(event)          # asyncio, no thread per wait
 
-``wait`` releases the GIL and sleeps in libcw; ``wait_async`` registers the
-event with a ``cw_notifier`` whose file descriptor the running loop watches
-(``loop.add_reader``), so any number of awaits share one descriptor and no
-thread. Both return the execution status (``CL_COMPLETE``) or raise
-``CommandFailed`` (a negative status), ``Timeout`` (also a ``TimeoutError``)
-or another ``CwError``.
+The synchronous waits release the GIL and sleep in libcw. In the main
+thread they call libcw in slices of at most 50 ms, so that Ctrl-C and other
+signal handlers run promptly (cw's waits may be abandoned at any time). The
+asynchronous waits register events with a ``cw_notifier`` whose descriptor
+the running loop watches: any number of awaits share one descriptor and no
+thread. Failures raise ``CwError`` subclasses that carry the OpenCL status
+and its name.
 
-The library is found through ``$CW_LIBRARY`` (a path), else the repository's
-``build/libcw.so``, else the system's ``libcw.so.1``.
+libcw is found through ``$CW_LIBRARY`` (a path), else the loader's search
+(``ctypes.util.find_library``), else ``pkg-config --variable=libdir cw``.
 """
+
+from __future__ import annotations
 
 import asyncio
 import ctypes
 import itertools
 import math
-import os
-import pathlib
+import numbers
+import threading
+import time
+from dataclasses import dataclass
+from typing import (Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple,
+                    Union)
+
+from . import _ffi
+from ._ffi import CL_STATUS_NAMES, CONSTANTS as _C, LibraryNotFound
+from ._version import __version__
 
 __all__ = [
-    "CL_COMPLETE", "CwError", "InvalidArgument", "InvalidEvent", "Timeout", "CommandFailed",
-    "OpenCLError", "NoMemory", "Unsupported", "NoResources", "wait", "wait_async", "Notifier", "strategies",
-    "strerror", "library_path",
+    "__version__", "CL_COMPLETE", "CL_RUNNING", "CL_SUBMITTED", "CL_QUEUED",
+    "CHECK_INTERVAL_MAX", "SPIN_US_MAX", "WAIT_MANY_MAX", "TIMEOUT_MAX",
+    "CwError", "InvalidArgument", "InvalidEvent", "Timeout", "CommandFailed", "OpenCLError",
+    "NoMemory", "Unsupported", "NoResources", "LibraryNotFound",
+    "wait", "wait_all", "wait_any", "wait_async", "wait_all_async", "wait_any_async",
+    "Notifier", "Stats", "stats", "reset_stats", "strategies", "strerror", "status_name",
+    "library_path", "library_found_by", "library_version", "library_version_string",
 ]
 
-CL_COMPLETE = 0
+_lib, _found_by = _ffi.load()
+# The version first: an incompatible libcw may lack functions declare() needs.
+_library_version = _ffi.check_version(_lib)
+_ffi.declare(_lib)
 
-# cw_error (include/cw/common.h)
-_OK, _INVALID_ARGUMENT, _INVALID_EVENT, _TIMEOUT = 0, -1, -2, -3
-_COMMAND_FAILED, _OPENCL, _NO_MEMORY, _UNSUPPORTED, _NO_RESOURCES = -4, -5, -6, -7, -8
-_CHECK_INTERVAL_US_MAX = 1000000
+# Execution statuses (CL/cl.h).
+CL_COMPLETE = 0
+CL_RUNNING = 1
+CL_SUBMITTED = 2
+CL_QUEUED = 3
+
+# The C limits, in the units the Python API takes.
+CHECK_INTERVAL_MAX = _C["CW_CHECK_INTERVAL_US_MAX"] / 1e6  # seconds
+SPIN_US_MAX = _C["CW_SPIN_US_MAX"]  # microseconds
+WAIT_MANY_MAX = _C["CW_WAIT_MANY_MAX"]  # events per wait_all / wait_any
+TIMEOUT_MAX = _ffi.INT64_MAX / 1e6  # seconds: cw_wait_options.timeout_us is int64_t µs
+
+_OK = _C["CW_OK"]
+_TIMEOUT = _C["CW_ERR_TIMEOUT"]
+_INVALID_ARGUMENT = _C["CW_ERR_INVALID_ARGUMENT"]
+_COMMAND_FAILED = _C["CW_ERR_COMMAND_FAILED"]
+
+# The longest single call into libcw from the main thread: the bound on how
+# long a signal handler waits to run, well inside 100 ms.
+_SLICE_US = 50_000
+
+
+class _HasIntPtr(Protocol):
+    @property
+    def int_ptr(self) -> int: ...
+
+
+Event = Union[int, _HasIntPtr]
+"""A pyopencl event (or anything with an ``int_ptr``) or a raw cl_event handle."""
+
+
+def strerror(code: int) -> str:
+    """cw_strerror: a short description of a cw_error code."""
+    return _lib.cw_strerror(code).decode()
+
+
+def status_name(status: int) -> str:
+    """The OpenCL name of an execution status or error code, e.g. CL_OUT_OF_RESOURCES."""
+    return CL_STATUS_NAMES.get(status) or "unknown OpenCL status"
+
+
+_CODE_NAMES = {v: k for k, v in _C.items() if k == "CW_OK" or k.startswith("CW_ERR_")}
 
 
 class CwError(Exception):
-    """A cw_error code; ``status`` is the OpenCL status or error that came with it."""
+    """A cw_error ``code`` (negative), with the OpenCL ``status`` that came
+    with it when there is one, and that status's name (``status_name``)."""
 
-    def __init__(self, code, status=None):
+    code: int
+    code_name: str
+    status: Optional[int]
+    status_name: Optional[str]
+
+    def __init__(self, code: int, status: Optional[int] = None, detail: Optional[str] = None):
         self.code = code
+        self.code_name = _CODE_NAMES.get(code, "CW_ERR_%d" % -code)
         self.status = status
+        self.status_name = None if status is None else status_name(status)
         msg = strerror(code)
         if status is not None:
-            msg += " (OpenCL status %d)" % status
+            msg += ": %s (%d)" % (self.status_name, status)
+        if detail:
+            msg += ": " + detail
         super().__init__(msg)
 
 
 class InvalidArgument(CwError, ValueError):
-    pass
+    """An argument out of range or of the wrong kind (CW_ERR_INVALID_ARGUMENT)."""
 
 
 class InvalidEvent(CwError):
-    pass
+    """The OpenCL implementation rejected the event (CW_ERR_INVALID_EVENT)."""
 
 
 class Timeout(CwError, TimeoutError):
-    pass
+    """The timeout passed first (CW_ERR_TIMEOUT); ``status`` is the last status read."""
 
 
 class CommandFailed(CwError):
-    """The command ended with a negative execution status (``status``)."""
+    """The command ended with a negative execution status (CW_ERR_COMMAND_FAILED)."""
 
 
 class OpenCLError(CwError):
-    pass
+    """Another OpenCL call failed (CW_ERR_OPENCL); ``status`` is its error code."""
 
 
 class NoMemory(CwError, MemoryError):
-    pass
+    """Allocation failed or cw's completion pool is full (CW_ERR_NO_MEMORY)."""
 
 
 class Unsupported(CwError):
-    pass
+    """A valid request the strategy cannot honour (CW_ERR_UNSUPPORTED)."""
 
 
 class NoResources(CwError, OSError):
-    """Out of file descriptors, epoll watches or another system limit."""
+    """Out of file descriptors, epoll watches or another system limit (CW_ERR_NO_RESOURCES)."""
 
 
-_CLASSES = {
-    _INVALID_ARGUMENT: InvalidArgument, _INVALID_EVENT: InvalidEvent, _TIMEOUT: Timeout,
-    _COMMAND_FAILED: CommandFailed, _OPENCL: OpenCLError, _NO_MEMORY: NoMemory,
-    _UNSUPPORTED: Unsupported, _NO_RESOURCES: NoResources,
+_CLASSES: Dict[int, type] = {
+    _C["CW_ERR_INVALID_ARGUMENT"]: InvalidArgument,
+    _C["CW_ERR_INVALID_EVENT"]: InvalidEvent,
+    _C["CW_ERR_TIMEOUT"]: Timeout,
+    _C["CW_ERR_COMMAND_FAILED"]: CommandFailed,
+    _C["CW_ERR_OPENCL"]: OpenCLError,
+    _C["CW_ERR_NO_MEMORY"]: NoMemory,
+    _C["CW_ERR_UNSUPPORTED"]: Unsupported,
+    _C["CW_ERR_NO_RESOURCES"]: NoResources,
 }
 
 
-def _error(code, status=None):
-    return _CLASSES.get(code, CwError)(code, status)
+def _error(code: int, status: Optional[int] = None, **extra: Any) -> CwError:
+    # A code this binding does not know (a later libcw) is still a CwError.
+    err = _CLASSES.get(code, CwError)(code, status)
+    for k, v in extra.items():
+        setattr(err, k, v)
+    return err
 
 
-class _WaitOptions(ctypes.Structure):  # cw_wait_options (include/cw/wait.h)
-    _fields_ = [
-        ("strategy", ctypes.c_int),
-        ("flags", ctypes.c_uint),
-        ("timeout_us", ctypes.c_int64),
-        ("check_interval_us", ctypes.c_uint32),
-        ("parker", ctypes.c_void_p),
-        ("spin_us", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32 * 8),
-    ]
+def _bad(detail: str) -> InvalidArgument:
+    return InvalidArgument(_INVALID_ARGUMENT, None, detail)
 
 
-class _Result(ctypes.Structure):  # cw_notifier_result (include/cw/notify.h)
-    _fields_ = [("tag", ctypes.c_uint64), ("rc", ctypes.c_int), ("status", ctypes.c_int32)]
+# --- arguments: checked here so that nothing wraps silently in ctypes ------
 
 
-def _find_library():
-    env = os.environ.get("CW_LIBRARY")
-    if env:
-        return env
-    build = pathlib.Path(__file__).resolve().parents[3] / "build" / "libcw.so"
-    if build.exists():
-        return str(build)
-    return "libcw.so.1"
+def _real(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError("%s must be a number of seconds, not %r" % (name, value))
+    if math.isnan(value):
+        raise _bad("%s must not be NaN" % name)
+    if value < 0:
+        raise _bad("%s must not be negative (got %r)" % (name, value))
+    return value  # type: ignore[return-value]
 
 
-def _load():
-    lib = ctypes.CDLL(_find_library())
-    c_int, c_void_p, c_size_t = ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t
-    sigs = {
-        "cw_wait": (c_int, [c_void_p, ctypes.POINTER(_WaitOptions), ctypes.POINTER(ctypes.c_int32)]),
-        "cw_strerror": (ctypes.c_char_p, [c_int]),
-        "cw_strategy_name": (ctypes.c_char_p, [c_int]),
-        "cw_strategy_from_name": (c_int, [ctypes.c_char_p, ctypes.POINTER(c_int)]),
-        "cw_notifier_create": (c_int, [ctypes.c_uint32, ctypes.POINTER(c_void_p)]),
-        "cw_notifier_destroy": (None, [c_void_p]),
-        "cw_notifier_fd": (c_int, [c_void_p]),
-        "cw_notifier_watch": (c_int, [c_void_p, c_void_p, ctypes.c_uint64,
-                                      ctypes.POINTER(ctypes.c_int32)]),
-        "cw_notifier_cancel": (c_int, [c_void_p, ctypes.c_uint64]),
-        "cw_notifier_drain": (c_size_t, [c_void_p, ctypes.POINTER(_Result), c_size_t]),
-        "cw_notifier_pending": (c_size_t, [c_void_p]),
-    }
-    for name, (res, args) in sigs.items():
-        fn = getattr(lib, name)
-        fn.restype, fn.argtypes = res, args
-    return lib
+def _timeout_us(timeout: Optional[float]) -> Optional[int]:
+    """Seconds to cw's int64 microseconds; None for no timeout."""
+    if timeout is None:
+        return None
+    t = _real("timeout", timeout)
+    if math.isinf(t):
+        return None
+    us = math.ceil(t * 1_000_000)
+    if us > _ffi.INT64_MAX:
+        raise _bad("timeout must be at most %d.%06d s (INT64_MAX microseconds, the range of "
+                   "cw_wait_options.timeout_us), got %r; use None or float('inf') for no "
+                   "timeout" % (divmod(_ffi.INT64_MAX, 1_000_000) + (timeout,)))
+    return max(us, 1)  # cw reads 0 as "no timeout": a requested 0 s becomes 1 µs
 
 
-_lib = _load()
+def _check_interval_us(check_interval: Optional[float]) -> int:
+    if check_interval is None:
+        return 0  # cw's default
+    t = _real("check_interval", check_interval)
+    limit = _C["CW_CHECK_INTERVAL_US_MAX"]
+    if t == 0:
+        raise _bad("check_interval must be more than 0 s (None for cw's default)")
+    if math.isinf(t) or math.ceil(t * 1_000_000) > limit:
+        raise _bad("check_interval must be at most %g s (CW_CHECK_INTERVAL_US_MAX = %d µs), "
+                   "got %r" % (limit / 1e6, limit, check_interval))
+    return math.ceil(t * 1_000_000)
 
 
-def library_path():
-    """The path libcw was loaded from."""
-    return _lib._name
+def _spin_us(spin_us: Optional[int]) -> int:
+    if spin_us is None:
+        return 0  # cw's default
+    if isinstance(spin_us, bool) or not isinstance(spin_us, numbers.Integral):
+        raise TypeError("spin_us must be an int (microseconds), not %r" % (spin_us,))
+    limit = _C["CW_SPIN_US_MAX"]
+    if not 1 <= spin_us <= limit:
+        raise _bad("spin_us must be in 1..%d (CW_SPIN_US_MAX), got %d (None for cw's default)"
+                   % (limit, spin_us))
+    return int(spin_us)
 
 
-def strerror(code):
-    return _lib.cw_strerror(code).decode()
+def _strategy(strategy: Union[str, int]) -> int:
+    if isinstance(strategy, str):
+        code = ctypes.c_int()
+        if _lib.cw_strategy_from_name(strategy.encode(), ctypes.byref(code)) != _OK:
+            raise _bad("unknown strategy %r (one of: %s)" % (strategy, ", ".join(strategies())))
+        return code.value
+    if isinstance(strategy, bool) or not isinstance(strategy, numbers.Integral):
+        raise TypeError("strategy must be a name from cw.strategies(), not %r" % (strategy,))
+    if not 0 <= strategy < len(strategies()):
+        raise _bad("strategy %d is outside 0..%d (cw_strategy)" % (strategy,
+                                                                   len(strategies()) - 1))
+    return int(strategy)
 
 
-def strategies():
-    """The strategy names cw_wait accepts, "default" first."""
-    names, i = [], 0
-    while True:
-        name = _lib.cw_strategy_name(i)
-        if name is None:
-            return names
-        names.append(name.decode())
-        i += 1
+_HANDLE_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_void_p)) - 1
 
 
-def _handle(event):
+def _handle(event: Event) -> int:
+    handle: Any
     if isinstance(event, int) and not isinstance(event, bool):
-        return event
-    ptr = getattr(event, "int_ptr", None)
-    if not isinstance(ptr, int) or ptr == 0:
-        raise TypeError("expected a pyopencl event or a cl_event handle, got %r" % (event,))
-    return ptr
+        handle = event
+    else:
+        handle = getattr(event, "int_ptr", None)  # pyopencl
+        if isinstance(handle, bool) or not isinstance(handle, int):
+            hint = " (use wait_all or wait_any for several)" if isinstance(
+                event, (list, tuple)) else ""
+            raise TypeError("expected a pyopencl event or a cl_event handle, got %r%s"
+                            % (event, hint))
+    if not 0 < handle <= _HANDLE_MAX:
+        raise _bad("a cl_event handle must be in 1..%#x, got %r" % (_HANDLE_MAX, handle))
+    return handle
 
 
-def _microseconds(seconds):
-    # cw reads 0 as "none" or "the default": a requested 0 s becomes 1 µs.
-    if seconds < 0:
-        raise InvalidArgument(_INVALID_ARGUMENT)
-    return max(int(math.ceil(seconds * 1e6)), 1)
+def _handles(events: Iterable[Event]) -> List[int]:
+    if isinstance(events, (str, bytes)) or not isinstance(events, Iterable):
+        raise TypeError("expected a sequence of events, got %r" % (events,))
+    handles = [_handle(e) for e in events]
+    limit = _C["CW_WAIT_MANY_MAX"]
+    if not 1 <= len(handles) <= limit:
+        raise _bad("between 1 and %d events (CW_WAIT_MANY_MAX) per call, got %d"
+                   % (limit, len(handles)))
+    return handles
 
 
-def wait(event, strategy="default", timeout=None, check_interval=None, flush=True):
-    """Wait for ``event`` in libcw (the GIL is released meanwhile).
+def _options(strategy: Union[str, int], check_interval: Optional[float],
+             spin_us: Optional[int], flush: bool) -> _ffi.WaitOptions:
+    opts = _ffi.WaitOptions()  # zeroed: reserved fields must stay 0
+    opts.strategy = _strategy(strategy)
+    opts.flags = 0 if flush else _C["CW_WAIT_NO_FLUSH"]
+    opts.check_interval_us = _check_interval_us(check_interval)
+    opts.spin_us = _spin_us(spin_us)
+    return opts
 
-    strategy: a name from ``strategies()``; timeout, check_interval: seconds
-    (None: none / cw's default); flush=False passes CW_WAIT_NO_FLUSH.
-    Returns the execution status (CL_COMPLETE).
+
+def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optional[int]) -> int:
+    """Run one of cw's waits (``call``) until it returns something other
+    than a timeout of its own slice, or the caller's timeout passes.
+
+    Python runs signal handlers only in the main thread, between bytecodes;
+    libcw absorbs EINTR. So in the main thread each call is bounded to
+    _SLICE_US and the loop gives the handlers their turn between calls (a
+    KeyboardInterrupt propagates from here). cw's waits are safe to abandon at
+    any point, and each call starts afresh from the event's current status.
+    Other threads get no signals: they make one call with the whole timeout.
     """
-    opts = _WaitOptions()
-    code = ctypes.c_int()
-    if _lib.cw_strategy_from_name(str(strategy).encode(), ctypes.byref(code)) != _OK:
-        raise InvalidArgument(_INVALID_ARGUMENT)
-    opts.strategy = code.value
-    opts.flags = 0 if flush else 1
-    if timeout is not None:
-        opts.timeout_us = _microseconds(timeout)
-    if check_interval is not None:
-        opts.check_interval_us = _microseconds(check_interval)
+    if threading.current_thread() is not threading.main_thread():
+        opts.timeout_us = timeout_us or 0
+        return call()
+    deadline = None if timeout_us is None else time.monotonic_ns() + timeout_us * 1000
+    while True:
+        slice_us = _SLICE_US
+        if deadline is not None:
+            slice_us = max(1, min(slice_us, -(-(deadline - time.monotonic_ns()) // 1000)))
+        opts.timeout_us = slice_us
+        rc = call()
+        if rc != _TIMEOUT or (deadline is not None and time.monotonic_ns() >= deadline):
+            return rc
+
+
+# --- synchronous waits ---------------------------------------------------------
+
+
+def wait(event: Event, *, strategy: Union[str, int] = "default",
+         timeout: Optional[float] = None, check_interval: Optional[float] = None,
+         spin_us: Optional[int] = None, flush: bool = True) -> int:
+    """Wait for ``event`` in libcw with the GIL released (cw_wait).
+
+    strategy: a name from ``strategies()``. timeout: seconds, None or
+    ``float('inf')`` for none. check_interval: seconds before the first
+    status check for a failed command (None: cw's 16 ms). spin_us: the spin
+    budget of spin-park and auto, in microseconds (None: cw's default).
+    flush=False passes CW_WAIT_NO_FLUSH. Returns the execution status,
+    CL_COMPLETE; raises CommandFailed, Timeout or another CwError.
+    """
+    handle = _handle(event)
+    opts = _options(strategy, check_interval, spin_us, flush)
+    timeout_us = _timeout_us(timeout)
     status = ctypes.c_int32(0)
-    rc = _lib.cw_wait(_handle(event), ctypes.byref(opts), ctypes.byref(status))
+    rc = _sliced(lambda: _lib.cw_wait(handle, ctypes.byref(opts), ctypes.byref(status)), opts,
+                 timeout_us)
     if rc != _OK:
         raise _error(rc, status.value)
     return status.value
+
+
+def wait_all(events: Iterable[Event], *, strategy: Union[str, int] = "default",
+             timeout: Optional[float] = None, check_interval: Optional[float] = None,
+             spin_us: Optional[int] = None, flush: bool = True) -> List[int]:
+    """Wait until every event finished (cw_wait_all); options as ``wait``.
+
+    Returns each event's status (all CL_COMPLETE). When one failed it still
+    waits for the others, then raises CommandFailed; every error has
+    ``statuses`` (per event, as cw_wait_all reports them).
+    """
+    handles = _handles(events)
+    n = len(handles)
+    arr = (ctypes.c_void_p * n)(*handles)
+    opts = _options(strategy, check_interval, spin_us, flush)
+    timeout_us = _timeout_us(timeout)
+    statuses = (ctypes.c_int32 * n)()
+    rc = _sliced(lambda: _lib.cw_wait_all(arr, n, ctypes.byref(opts), statuses), opts,
+                 timeout_us)
+    result = list(statuses)
+    if rc != _OK:
+        bad = next((s for s in result if s < 0), None) if rc == _COMMAND_FAILED else None
+        raise _error(rc, bad, statuses=result)
+    return result
+
+
+def wait_any(events: Iterable[Event], *, strategy: Union[str, int] = "default",
+             timeout: Optional[float] = None, check_interval: Optional[float] = None,
+             spin_us: Optional[int] = None, flush: bool = True) -> Tuple[int, int]:
+    """Wait until at least one event finished (cw_wait_any); options as ``wait``.
+
+    Returns (index, status) of a completed event (the lowest index when
+    several finished). A failed event counts as finished: CommandFailed with
+    its ``index``.
+    """
+    handles = _handles(events)
+    n = len(handles)
+    arr = (ctypes.c_void_p * n)(*handles)
+    opts = _options(strategy, check_interval, spin_us, flush)
+    timeout_us = _timeout_us(timeout)
+    index = ctypes.c_size_t(n)
+    status = ctypes.c_int32(0)
+    rc = _sliced(lambda: _lib.cw_wait_any(arr, n, ctypes.byref(opts), ctypes.byref(index),
+                                          ctypes.byref(status)), opts, timeout_us)
+    if rc != _OK:
+        raise _error(rc, status.value, index=index.value if index.value < n else None)
+    return index.value, status.value
+
+
+# --- asyncio ---------------------------------------------------------------------
 
 
 class Notifier:
     """A cw_notifier on an asyncio loop: awaits any number of events on one
     file descriptor, with no thread per wait. Use it from the loop's thread.
 
-    check_interval: seconds before the first status check (failed commands
-    fire no callback on PoCL; see include/cw/notify.h). None: cw's default.
+    check_interval: seconds before the first status check for failed
+    commands (no callback fires for them on PoCL and rusticl); None for cw's
+    default. Close it with ``close()`` (or use it as a context manager).
     """
 
     _BATCH = 64
 
-    def __init__(self, loop=None, check_interval=None):
+    def __init__(self, loop: Optional[asyncio.AbstractEventLoop] = None,
+                 check_interval: Optional[float] = None):
         self._loop = loop or asyncio.get_running_loop()
-        us = 0 if check_interval is None else _microseconds(check_interval)
-        if us > _CHECK_INTERVAL_US_MAX:
-            raise InvalidArgument(_INVALID_ARGUMENT)
+        us = _check_interval_us(check_interval)
         ptr = ctypes.c_void_p()
         rc = _lib.cw_notifier_create(us, ctypes.byref(ptr))
         if rc != _OK:
             raise _error(rc)
-        self._ptr = ptr
-        self._fd = _lib.cw_notifier_fd(ptr)
+        self._ptr: Optional[ctypes.c_void_p] = ptr
+        self._fd: int = _lib.cw_notifier_fd(ptr)
         self._tags = itertools.count(1)
-        self._waiting = {}  # tag -> (future, event): the event object stays alive too
-        self._results = (_Result * self._BATCH)()
+        # tag -> (future, event): the event object stays alive while watched.
+        self._waiting: Dict[int, Tuple[asyncio.Future, Any]] = {}
+        self._results = (_ffi.NotifierResult * self._BATCH)()
         self._reading = False
 
     @property
-    def fd(self):
+    def fd(self) -> int:
         return self._fd
 
     @property
-    def pending(self):
+    def pending(self) -> int:
         """Watches not yet finished or cancelled."""
         return _lib.cw_notifier_pending(self._ptr) if self._ptr else 0
 
-    def watch(self, event):
+    def watch(self, event: Event) -> Tuple[int, asyncio.Future]:
         """Start watching ``event``: returns (tag, future of its status)."""
         if not self._ptr:
-            raise InvalidArgument(_INVALID_ARGUMENT)
+            raise _bad("the notifier is closed")
         handle = _handle(event)
         tag = next(self._tags)
         err = ctypes.c_int32(0)
         rc = _lib.cw_notifier_watch(self._ptr, handle, tag, ctypes.byref(err))
         if rc != _OK:
-            raise _error(rc, err.value)
+            raise _error(rc, err.value if rc in (_C["CW_ERR_OPENCL"],
+                                                 _C["CW_ERR_INVALID_EVENT"]) else None)
         fut = self._loop.create_future()
         self._waiting[tag] = (fut, event)
         if not self._reading:
@@ -258,27 +437,84 @@ class Notifier:
             self._reading = True
         return tag, fut
 
-    def cancel(self, tag):
+    def cancel(self, tag: int) -> None:
         """Stop watching: no result will be delivered for ``tag``."""
         if self._waiting.pop(tag, None) is not None and self._ptr:
             _lib.cw_notifier_cancel(self._ptr, tag)
         self._idle()
 
-    async def wait(self, event, timeout=None):
-        """Await ``event``; returns its status or raises like ``wait``."""
-        tag, fut = self.watch(event)
+    async def _watched(self, events: Sequence[Event], timeout: Optional[float],
+                       body: Callable[[List[asyncio.Future]], Any]) -> Any:
+        timeout_us = _timeout_us(timeout)
+        tags: List[int] = []
+        futs: List[asyncio.Future] = []
         try:
-            if timeout is None:
-                return await fut
+            for e in events:
+                tag, fut = self.watch(e)
+                tags.append(tag)
+                futs.append(fut)
+            coro = body(futs)
+            if timeout_us is None:
+                return await coro
             try:
-                return await asyncio.wait_for(fut, timeout)
+                return await asyncio.wait_for(coro, timeout_us / 1e6)
             except asyncio.TimeoutError:
                 raise Timeout(_TIMEOUT) from None
         finally:
-            if not fut.done() or fut.cancelled():
-                self.cancel(tag)
+            for tag, fut in zip(tags, futs):
+                # A cancelled await cancels its future too: its watch must go.
+                if not fut.done() or fut.cancelled():
+                    self.cancel(tag)
+                else:
+                    fut.exception()  # retrieved: no "never retrieved" warning
 
-    def _on_readable(self):
+    async def wait(self, event: Event, timeout: Optional[float] = None) -> int:
+        """Await ``event``; returns its status or raises like ``cw.wait``."""
+        _handle(event)
+        return await self._watched([event], timeout, lambda futs: futs[0])
+
+    async def wait_all(self, events: Iterable[Event], timeout: Optional[float] = None
+                       ) -> List[int]:
+        """Await every event; raises like ``cw.wait_all`` (after all finished)."""
+        events = list(events)
+        _handles(events)
+
+        async def body(futs: List[asyncio.Future]) -> List[int]:
+            await asyncio.wait(futs)
+            statuses = []
+            first: Optional[CwError] = None
+            for f in futs:
+                exc = f.exception()
+                if exc is None:
+                    statuses.append(f.result())
+                else:
+                    statuses.append(getattr(exc, "status", None))
+                    first = first or exc  # type: ignore[assignment]
+            if first is not None:
+                first.statuses = statuses  # type: ignore[attr-defined]
+                raise first
+            return statuses
+
+        return await self._watched(events, timeout, body)
+
+    async def wait_any(self, events: Iterable[Event], timeout: Optional[float] = None
+                       ) -> Tuple[int, int]:
+        """Await the first event to finish: (index, status), like ``cw.wait_any``."""
+        events = list(events)
+        _handles(events)
+
+        async def body(futs: List[asyncio.Future]) -> Tuple[int, int]:
+            await asyncio.wait(futs, return_when=asyncio.FIRST_COMPLETED)
+            i = next(i for i, f in enumerate(futs) if f.done())
+            exc = futs[i].exception()
+            if exc is not None:
+                exc.index = i  # type: ignore[attr-defined]
+                raise exc
+            return i, futs[i].result()
+
+        return await self._watched(events, timeout, body)
+
+    def _on_readable(self) -> None:
         # Level-triggered: drain until a batch comes back short.
         while self._ptr:
             k = _lib.cw_notifier_drain(self._ptr, self._results, self._BATCH)
@@ -294,12 +530,12 @@ class Notifier:
                 break
         self._idle()
 
-    def _idle(self):
+    def _idle(self) -> None:
         if self._reading and not self._waiting:
             self._loop.remove_reader(self._fd)
             self._reading = False
 
-    def close(self):
+    def close(self) -> None:
         """Destroy the notifier; pending awaits are cancelled."""
         if not self._ptr:
             return
@@ -312,7 +548,13 @@ class Notifier:
         _lib.cw_notifier_destroy(self._ptr)
         self._ptr = None
 
-    def __del__(self):
+    def __enter__(self) -> "Notifier":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
         if getattr(self, "_ptr", None):
             _lib.cw_notifier_destroy(self._ptr)
             self._ptr = None
@@ -320,22 +562,107 @@ class Notifier:
 
 # One notifier per running loop, kept only while awaits are pending: the
 # loop is not referenced once its last await finished.
-_loop_notifiers = {}
+_loop_notifiers: Dict[asyncio.AbstractEventLoop, Notifier] = {}
 
 
-async def wait_async(event, timeout=None):
-    """Await ``event`` on the running asyncio loop, through a shared cw_notifier.
-
-    timeout: seconds, None for none. Returns the execution status (CL_COMPLETE)
-    or raises CommandFailed, Timeout or another CwError.
-    """
+async def _shared(use: Callable[[Notifier], Any]) -> Any:
     loop = asyncio.get_running_loop()
     n = _loop_notifiers.get(loop)
     if n is None:
         n = _loop_notifiers[loop] = Notifier(loop)
     try:
-        return await n.wait(event, timeout)
+        return await use(n)
     finally:
         if not n._waiting and _loop_notifiers.get(loop) is n:
             del _loop_notifiers[loop]
             n.close()
+
+
+async def wait_async(event: Event, *, timeout: Optional[float] = None) -> int:
+    """Await ``event`` on the running loop through its shared notifier.
+
+    timeout: seconds, None or ``float('inf')`` for none. Returns CL_COMPLETE
+    or raises CommandFailed, Timeout or another CwError.
+    """
+    return await _shared(lambda n: n.wait(event, timeout))
+
+
+async def wait_all_async(events: Iterable[Event], *, timeout: Optional[float] = None
+                         ) -> List[int]:
+    """Await every event on the running loop (as ``wait_all``, no thread)."""
+    return await _shared(lambda n: n.wait_all(events, timeout))
+
+
+async def wait_any_async(events: Iterable[Event], *, timeout: Optional[float] = None
+                         ) -> Tuple[int, int]:
+    """Await the first of the events to finish: (index, status), as ``wait_any``."""
+    return await _shared(lambda n: n.wait_any(events, timeout))
+
+
+# --- statistics, versions, names ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stats:
+    """cw_stats: process-wide counters since start or ``reset_stats()``.
+
+    In the main thread a synchronous wait longer than 50 ms is several calls
+    into libcw (see ``wait``): each counts in ``waits``, and each but the last
+    in ``timeouts``.
+    """
+
+    waits: int
+    spins: int
+    yields: int
+    parks: int
+    sleeps: int
+    polls: int
+    timeouts: int
+    latency_count: int
+    latency_us: Tuple[int, ...]  # log2 buckets of wake-up latency (cw/stats.h)
+
+
+def stats() -> Stats:
+    """A snapshot of cw's counters (cw_stats_get)."""
+    s = _ffi.Stats()
+    rc = _lib.cw_stats_get(ctypes.byref(s))
+    if rc != _OK:
+        raise _error(rc)
+    return Stats(s.waits, s.spins, s.yields, s.parks, s.sleeps, s.polls, s.timeouts,
+                 s.latency_count, tuple(s.latency_us))
+
+
+def reset_stats() -> None:
+    """Zero cw's counters (cw_stats_reset)."""
+    _lib.cw_stats_reset()
+
+
+def strategies() -> List[str]:
+    """The strategy names the waits accept, "default" first."""
+    names: List[str] = []
+    for i in itertools.count():
+        name = _lib.cw_strategy_name(i)
+        if name is None:
+            return names
+        names.append(name.decode())
+    return names  # unreachable; for type checkers
+
+
+def library_path() -> str:
+    """The path or name libcw was loaded from."""
+    return str(_lib._name)
+
+
+def library_found_by() -> str:
+    """How libcw was found: "CW_LIBRARY", "loader" or "pkg-config"."""
+    return _found_by
+
+
+def library_version() -> Tuple[int, int, int]:
+    """The running libcw's (major, minor, patch), from cw_version()."""
+    return _library_version
+
+
+def library_version_string() -> str:
+    """cw_version_string() of the running libcw."""
+    return _lib.cw_version_string().decode()

@@ -8,65 +8,11 @@ import random
 import threading
 import time
 
-import numpy as np
 import pyopencl as cl
 import pytest
 
 import cw
-
-COMPLETE = cl.command_execution_status.COMPLETE
-
-AXPY = """
-__kernel void axpy(float a, __global const float *x, __global float *y) {
-    size_t i = get_global_id(0);
-    y[i] = a * x[i] + y[i];
-}
-"""
-
-
-def platform_name():
-    # As the C tests pick it (bench/clhost.h): $CW_PLATFORM, else PoCL.
-    return os.environ.get("CW_PLATFORM") or "Portable Computing Language"
-
-
-@pytest.fixture(scope="module")
-def cl_env():
-    want = platform_name().lower()
-    platforms = [p for p in cl.get_platforms() if want in p.name.lower() and p.get_devices()]
-    assert platforms, "no OpenCL platform matching %r (OCL_ICD_VENDORS?)" % want
-    ctx = cl.Context(devices=platforms[0].get_devices()[:1])
-    queue = cl.CommandQueue(ctx)
-    prog = cl.Program(ctx, AXPY).build()
-    return ctx, queue, prog
-
-
-class Axpy:
-    def __init__(self, cl_env, n=1 << 16):
-        self.ctx, self.queue, prog = cl_env
-        self.kernel = cl.Kernel(prog, "axpy")
-        self.x = np.arange(n, dtype=np.float32)
-        self.y = np.ones(n, dtype=np.float32)
-        mf = cl.mem_flags
-        self.xbuf = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=self.x)
-        self.ybuf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.y)
-        self.launches = 0
-
-    def enqueue(self, a=2.0, wait_for=None):
-        self.kernel.set_args(np.float32(a), self.xbuf, self.ybuf)
-        self.launches += 1
-        return cl.enqueue_nd_range_kernel(self.queue, self.kernel, self.y.shape, None,
-                                          wait_for=wait_for)
-
-    def check(self, a=2.0):
-        out = np.empty_like(self.y)
-        cl.enqueue_copy(self.queue, out, self.ybuf)  # blocking read
-        np.testing.assert_allclose(out, 1.0 + self.launches * a * self.x, rtol=1e-5)
-
-
-def set_later(event, status, delay):
-    t = threading.Timer(delay, event.set_status, (status,))
-    t.start()
-    return t
+from clhelpers import COMPLETE, Axpy, set_later
 
 
 def test_library_and_strategies():
@@ -229,12 +175,19 @@ def test_bad_arguments(cl_env):
     assert cw.wait(ev, strategy="blocking") == COMPLETE
 
 
-def test_readme_example_runs():
+def test_readme_example_runs(tmp_path):
     import pathlib
     import subprocess
     import sys
 
+    # run_path, from a scratch directory, with the tests' cw first on the
+    # path: the example imports the same cw as the tests (the installed
+    # package in CI), not a cw beside the script.
     example = pathlib.Path(__file__).resolve().parents[1] / "example.py"
-    out = subprocess.run([sys.executable, str(example)], env=dict(os.environ), check=True,
-                         capture_output=True, text=True, timeout=60).stdout
-    assert "kernels ok; failed event raised CommandFailed, status -5" in out
+    code = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(pathlib.Path(cw.__file__).resolve().parents[1])
+    p = subprocess.run([sys.executable, "-c", code, str(example)], env=env,
+                       capture_output=True, text=True, timeout=60, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert "kernels ok; failed event raised CommandFailed, status -5" in p.stdout

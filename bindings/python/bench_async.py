@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Awaiting N concurrent OpenCL kernel events on asyncio, three ways:
+
+  cw        await cw.wait_async(ev)                        (one descriptor, no thread)
+  executor  await loop.run_in_executor(None, ev.wait)      (what pyopencl users write)
+  poll      while ev.command_execution_status != COMPLETE: await asyncio.sleep(0)
+
+Each measurement: N kernels on one in-order profiling queue of PoCL's CPU
+device, all held behind a user event; N coroutines start awaiting, then the
+gate opens and the kernels run one after another. Measured from the gate to
+the last coroutine resuming: process CPU time (all threads, PoCL's workers
+included), the same minus the kernels' own run time (the sum of END - START:
+PoCL runs them on threads of this process, so every method pays it), wall time, threads created (thread ids present at the end that
+were not at the start). Latency per event: from its completion, the kernel's
+CL_PROFILING_COMMAND_END (PoCL stamps it with CLOCK_MONOTONIC_RAW, checked
+at start), to its coroutine resuming (CLOCK_MONOTONIC_RAW read right after
+the await). Every round runs each N with the three methods in rotating order
+on a fresh event loop; CPU, wall and threads are medians over the rounds,
+p50/p99 are over the latencies of all rounds.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+try:
+    import numpy as np
+    import pyopencl as cl
+except ImportError as e:  # the interpreter on PATH may not see Debian's packages
+    sys.exit("bench_async: %s (run it with an interpreter that has pyopencl and numpy, "
+             "e.g. /usr/bin/python3 on Debian)" % e)
+
+cw = None  # imported once the arguments are read: --help works without libcw
+
+RAW = time.CLOCK_MONOTONIC_RAW
+METHODS = ("cw", "executor", "poll")
+KERNEL = """
+__kernel void busy(uint n, __global float *out) {
+    float x = 0.0f;
+    for (uint i = 0; i < n; ++i)
+        x = x * 0.999f + 1.0f;
+    out[get_global_id(0)] = x;
+}
+"""
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+class Device:
+    def __init__(self, iterations):
+        want = (os.environ.get("CW_PLATFORM") or "Portable Computing Language").lower()
+        plats = [p for p in cl.get_platforms() if want in p.name.lower() and p.get_devices()]
+        if not plats:
+            sys.exit("bench_async: no OpenCL platform matching %r (OCL_ICD_VENDORS?)" % want)
+        self.platform = plats[0]
+        self.device = plats[0].get_devices()[0]
+        self.ctx = cl.Context(devices=[self.device])
+        self.queue = cl.CommandQueue(self.ctx,
+                                     properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.kernel = cl.Program(self.ctx, KERNEL).build().busy
+        self.out = cl.Buffer(self.ctx, cl.mem_flags.WRITE_ONLY, 4)
+        self.iterations = np.uint32(iterations)
+
+    def launch(self, n):
+        """n kernels behind a closed gate: (gate, events)."""
+        gate = cl.UserEvent(self.ctx)
+        events = []
+        for i in range(n):
+            self.kernel.set_args(self.iterations, self.out)
+            events.append(cl.enqueue_nd_range_kernel(self.queue, self.kernel, (1,), None,
+                                                     wait_for=[gate] if i == 0 else None))
+        self.queue.flush()
+        return gate, events
+
+    def check_clock(self):
+        """The latency definition needs profiling times on CLOCK_MONOTONIC_RAW:
+        each kernel must start and end between two host readings around it.
+        Returns (the kernel's run time in µs, None) or (None, why not)."""
+        worst = 0
+        for _ in range(20):
+            gate, (ev,) = self.launch(1)
+            before = time.clock_gettime_ns(RAW)
+            gate.set_status(cl.command_execution_status.COMPLETE)
+            ev.wait()
+            after = time.clock_gettime_ns(RAW)
+            if not before <= ev.profile.start <= ev.profile.end <= after:
+                return None, ("the profiling clock is not CLOCK_MONOTONIC_RAW (start %d, end %d, "
+                              "host %d..%d)" % (ev.profile.start, ev.profile.end, before, after))
+            worst = max(worst, ev.profile.end - ev.profile.start)
+        return worst / 1e3, None
+
+
+async def await_cw(ev):
+    await cw.wait_async(ev)
+
+
+async def await_executor(ev):
+    await asyncio.get_running_loop().run_in_executor(None, ev.wait)
+
+
+async def await_poll(ev):
+    complete = cl.command_execution_status.COMPLETE
+    while ev.command_execution_status != complete:
+        await asyncio.sleep(0)
+
+
+AWAIT = {"cw": await_cw, "executor": await_executor, "poll": await_poll}
+
+
+def tids():
+    return set(os.listdir("/proc/self/task"))
+
+
+def measure(dev, method, n, timed):
+    gate, events = dev.launch(n)
+    resumed = [0] * n
+
+    async def one(i):
+        await AWAIT[method](events[i])
+        resumed[i] = time.clock_gettime_ns(RAW)
+
+    async def main():
+        before = tids()
+        tasks = [asyncio.ensure_future(one(i)) for i in range(n)]
+        for _ in range(3):  # every coroutine is awaiting before the gate opens
+            await asyncio.sleep(0)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        await asyncio.gather(*tasks)
+        cpu1, wall1 = time.process_time(), time.perf_counter()
+        created = len(tids() - before)
+        return cpu1 - cpu0, wall1 - wall0, created
+
+    cpu, wall, created = asyncio.run(main())
+    lat = []
+    kernels_ns = 0
+    for ev, t in zip(events, resumed):
+        if ev.command_execution_status != cl.command_execution_status.COMPLETE or not t:
+            raise SystemExit("bench_async: %s, N=%d: an event did not complete" % (method, n))
+        if timed:
+            lat.append((t - ev.profile.end) / 1e3)
+            kernels_ns += ev.profile.end - ev.profile.start
+    # PoCL runs the kernels on CPU threads of this process: their run time is
+    # in the process CPU of every method alike. What is left is the cost of
+    # waiting (and of PoCL's scheduling, the same for all methods).
+    wait_cpu = cpu - kernels_ns / 1e9 if timed else float("nan")
+    return {"cpu_s": cpu, "wait_cpu_s": wait_cpu, "kernels_s": kernels_ns / 1e9,
+            "wall_s": wall, "threads": created, "latency_us": lat}
+
+
+def pct(values, q):
+    if not values:
+        return float("nan")  # no usable completion times (see check_clock)
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def summarise(runs):
+    lat = [x for r in runs for x in r["latency_us"]]
+    return {
+        "cpu_ms": statistics.median(r["cpu_s"] for r in runs) * 1e3,
+        "wait_cpu_ms": statistics.median(r["wait_cpu_s"] for r in runs) * 1e3,
+        "wall_ms": statistics.median(r["wall_s"] for r in runs) * 1e3,
+        "threads": statistics.median(r["threads"] for r in runs),
+        "p50_us": pct(lat, 0.50),
+        "p99_us": pct(lat, 0.99),
+        "samples": len(lat),
+    }
+
+
+def no_nan(x):
+    """JSON has no NaN: what was not measured is null."""
+    if isinstance(x, float) and x != x:
+        return None
+    if isinstance(x, dict):
+        return {k: no_nan(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [no_nan(v) for v in x]
+    return x
+
+
+def goals(table, n):
+    a, b = table.get(("cw", n)), table.get(("executor", n))
+    if not a or not b:
+        return []
+    out = []
+    out.append(("cw creates no thread", a["threads"] == 0, "%g threads" % a["threads"]))
+    ratio = a["cpu_ms"] / b["cpu_ms"] if b["cpu_ms"] else float("inf")
+    out.append(("cw CPU <= 0.5x executor", ratio <= 0.5, "%.2fx" % ratio))
+    ratio = a["wait_cpu_ms"] / b["wait_cpu_ms"] if b["wait_cpu_ms"] > 0 else float("inf")
+    if ratio == ratio:  # not NaN: the kernels' run time was known
+        out.append(("cw CPU-kernels <= 0.5x", ratio <= 0.5, "%.2fx" % ratio))
+    ratio = a["p50_us"] / b["p50_us"] if b["p50_us"] else float("inf")
+    if ratio == ratio:  # not NaN: latencies were measured
+        out.append(("cw p50 <= 1.5x executor", ratio <= 1.5, "%.2fx" % ratio))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run: N = 1, 10, 100 and 2 rounds")
+    ap.add_argument("--sizes", default="1,10,100,1000", help="the N values (default %(default)s)")
+    ap.add_argument("--rounds", type=int, default=7, help="rounds (default %(default)s)")
+    ap.add_argument("--iterations", type=int, default=100000,
+                    help="loop iterations of the busy kernel (default %(default)s)")
+    ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    ap.add_argument("--text", metavar="PATH", help="write the printed report to a file too")
+    args = ap.parse_args()
+    global cw
+    import cw as cw_module
+    cw = cw_module
+    sizes = [int(x) for x in args.sizes.split(",")]
+    rounds = args.rounds
+    if args.quick:
+        sizes, rounds = [n for n in sizes if n <= 100] or [1], 2
+    if rounds < 1 or any(n < 1 for n in sizes):
+        ap.error("rounds and sizes must be positive")
+
+    dev = Device(args.iterations)
+    kernel_us, no_clock = dev.check_clock()
+    timed = no_clock is None
+    if not timed:
+        # Still measured: CPU, wall, threads. Latency and the kernels' run
+        # time need the profiling clock (PoCL has it; rusticl does not).
+        log("bench_async: no latencies or kernel times on this platform: %s" % no_clock)
+    log("bench_async: %s, %s; N = %s; %d rounds" % (dev.platform.version, dev.device.name,
+                                                    sizes, rounds))
+    load_before = os.getloadavg()
+    runs = {}
+    progress = []
+    for r in range(rounds):
+        for n in sizes:
+            order = METHODS[r % 3:] + METHODS[:r % 3]  # rotated: no method always first
+            for m in order:
+                res = measure(dev, m, n, timed)
+                runs.setdefault((m, n), []).append(res)
+                progress.append("round %d/%d N=%-5d %-8s cpu %8.1f ms  wall %8.1f ms  "
+                                "threads %d  p50 %8.1f µs" % (
+                                    r + 1, rounds, n, m, res["cpu_s"] * 1e3,
+                                    res["wall_s"] * 1e3, res["threads"],
+                                    pct(res["latency_us"], 0.5)))
+                log(progress[-1])
+    load_after = os.getloadavg()
+    table = {k: summarise(v) for k, v in runs.items()}
+
+    lines = ["bench_async: awaiting N concurrent kernel events on asyncio",
+             "platform: %s; device: %s; Python %s; cw %s (libcw %s)" % (
+                 dev.platform.version, dev.device.name, platform.python_version(),
+                 cw.__version__, cw.library_version_string()),
+             "kernel: %d iterations, %s; %d rounds, methods interleaved; "
+             "CPU/wall/threads: medians; p50/p99: all rounds' latencies" % (
+                 args.iterations, "about %.0f µs" % kernel_us if timed else "run time unknown",
+                 rounds),
+             "load average before %.2f, after %.2f; %d CPUs" % (
+                 load_before[0], load_after[0], os.cpu_count()),
+             "latency: CL_PROFILING_COMMAND_END (CLOCK_MONOTONIC_RAW) to the coroutine resuming"
+             if timed else "latency: not measured, " + no_clock,
+             "",
+             "CPU: the whole process; CPU-kernels: minus the kernels' run time "
+             "(PoCL runs them on this process's threads)",
+             "",
+             "| N | method | CPU ms | CPU-kernels ms | wall ms | threads | p50 µs | p99 µs |",
+             "|---|---|---|---|---|---|---|---|"]
+    for n in sizes:
+        for m in METHODS:
+            s = table[(m, n)]
+            lines.append("| %d | %s | %.1f | %.1f | %.1f | %g | %.1f | %.1f |" % (
+                n, m, s["cpu_ms"], s["wait_cpu_ms"], s["wall_ms"], s["threads"], s["p50_us"],
+                s["p99_us"]))
+    big = max(sizes)
+    checks = goals(table, big)
+    if checks:
+        lines += ["", "goals at N = %d (cw against executor):" % big]
+        lines += ["  %-26s %-6s %s" % (name, "met" if ok else "MISSED", got)
+                  for name, ok, got in checks]
+    lines += ["", "every measurement, in the order run:"] + ["  " + x for x in progress]
+    report = "\n".join(lines) + "\n"
+    print(report, end="")
+    if args.text:
+        with open(args.text, "w") as f:
+            f.write(report)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(no_nan({
+                "platform": dev.platform.version, "device": dev.device.name,
+                "python": platform.python_version(), "cw": cw.__version__,
+                "libcw": cw.library_version_string(), "iterations": args.iterations,
+                "kernel_us": kernel_us, "rounds": rounds, "sizes": sizes,
+                "loadavg_before": load_before, "loadavg_after": load_after,
+                "cpus": os.cpu_count(),
+                "results": [dict(method=m, n=n, **table[(m, n)]) for n in sizes for m in METHODS],
+                "goals": [{"goal": g, "met": ok, "value": v} for g, ok, v in checks],
+                "runs": [{"method": m, "n": n, "round": i, "cpu_s": r["cpu_s"],
+                          "kernels_s": r["kernels_s"], "wall_s": r["wall_s"],
+                          "threads": r["threads"], "p50_us": pct(r["latency_us"], 0.5)}
+                         for (m, n), rs in runs.items() for i, r in enumerate(rs)],
+            }), f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+# SPDX-License-Identifier: MIT
+"""The rest of the API: wait_all/wait_any (sync and async) on kernels and
+failures, every option, error classes and OpenCL status names, statistics,
+versions, how libcw is found, and the installed package."""
+
+import asyncio
+import ctypes.util
+import importlib.metadata
+import os
+import pathlib
+import subprocess
+import sys
+
+import pyopencl as cl
+import pytest
+
+import cw
+from cw import _ffi
+from clhelpers import COMPLETE, Axpy, set_later
+
+SOURCE_TREE = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("strategy", cw.strategies())
+def test_wait_all_and_any_kernels(cl_env, strategy):
+    k = Axpy(cl_env)
+    events = [k.enqueue() for _ in range(4)]
+    assert cw.wait_all(events, strategy=strategy, timeout=30, check_interval=0.004,
+                       spin_us=10, flush=True) == [COMPLETE] * 4
+    index, status = cw.wait_any([k.enqueue()], strategy=strategy, timeout=30)
+    assert (index, status) == (0, COMPLETE)
+    k.check()
+
+
+def test_flush_false(cl_env):
+    # Flushed by hand: with flush=False cw leaves the queue alone.
+    ctx, queue, _ = cl_env
+    k = Axpy(cl_env)
+    ev = k.enqueue()
+    queue.flush()
+    assert cw.wait(ev, flush=False, timeout=30) == COMPLETE
+    k.check()
+
+
+def test_wait_all_reports_failures_after_all_finished(cl_env):
+    ctx = cl_env[0]
+    ok, bad = cl.UserEvent(ctx), cl.UserEvent(ctx)
+    bad.set_status(cl.status_code.OUT_OF_RESOURCES)
+    t = set_later(ok, COMPLETE, 0.03)
+    with pytest.raises(cw.CommandFailed) as e:
+        cw.wait_all([ok, bad], check_interval=0.002)
+    t.join()
+    assert e.value.statuses == [COMPLETE, -5]
+    assert e.value.status == -5 and e.value.status_name == "CL_OUT_OF_RESOURCES"
+    assert "CL_OUT_OF_RESOURCES (-5)" in str(e.value)
+
+
+def test_wait_any_and_timeouts(cl_env):
+    ctx = cl_env[0]
+    a, b = cl.UserEvent(ctx), cl.UserEvent(ctx)
+    with pytest.raises(cw.Timeout) as e:
+        cw.wait_any([a, b], timeout=0.02)
+    assert e.value.index is None and e.value.status_name == "CL_SUBMITTED"
+    with pytest.raises(cw.Timeout) as e:
+        cw.wait_all([a, b], timeout=0.02)
+    assert e.value.statuses == [cl.command_execution_status.SUBMITTED] * 2
+    b.set_status(-9)
+    with pytest.raises(cw.CommandFailed) as e:
+        cw.wait_any([a, b])
+    assert e.value.index == 1 and e.value.status == -9
+    a.set_status(COMPLETE)
+    assert cw.wait_any([a, b]) == (0, COMPLETE)
+
+
+def test_async_all_and_any(cl_env):
+    ctx = cl_env[0]
+    k = Axpy(cl_env)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        events = [k.enqueue() for _ in range(3)]
+        assert await cw.wait_all_async(events, timeout=30) == [COMPLETE] * 3
+        gates = [cl.UserEvent(ctx) for _ in range(3)]
+        loop.call_later(0.01, gates[2].set_status, COMPLETE)
+        assert await cw.wait_any_async(gates, timeout=30) == (2, COMPLETE)
+        assert not cw._loop_notifiers  # the other two watches were cancelled
+        with pytest.raises(cw.Timeout):
+            await cw.wait_all_async(gates, timeout=0.02)
+        gates[0].set_status(-5)
+        with pytest.raises(cw.CommandFailed) as e:
+            await cw.wait_any_async(gates[:2], timeout=30)
+        assert e.value.index == 0 and e.value.status_name == "CL_OUT_OF_RESOURCES"
+        loop.call_later(0.01, gates[1].set_status, COMPLETE)
+        with pytest.raises(cw.CommandFailed) as e:
+            await cw.wait_all_async(gates, timeout=30)
+        assert e.value.statuses == [-5, COMPLETE, COMPLETE]
+        with cw.Notifier(check_interval=0.001) as n:
+            assert await n.wait_all(gates[1:]) == [COMPLETE, COMPLETE]
+            assert n.pending == 0
+
+    asyncio.run(main())
+    k.check()
+
+
+def test_error_classes_and_names():
+    cases = {
+        "CW_ERR_INVALID_ARGUMENT": (cw.InvalidArgument, ValueError),
+        "CW_ERR_INVALID_EVENT": (cw.InvalidEvent, cw.CwError),
+        "CW_ERR_TIMEOUT": (cw.Timeout, TimeoutError),
+        "CW_ERR_COMMAND_FAILED": (cw.CommandFailed, cw.CwError),
+        "CW_ERR_OPENCL": (cw.OpenCLError, cw.CwError),
+        "CW_ERR_NO_MEMORY": (cw.NoMemory, MemoryError),
+        "CW_ERR_UNSUPPORTED": (cw.Unsupported, cw.CwError),
+        "CW_ERR_NO_RESOURCES": (cw.NoResources, OSError),
+    }
+    for name, (cls, base) in cases.items():
+        e = cw._error(_ffi.CONSTANTS[name], -5)
+        assert type(e) is cls and isinstance(e, base) and isinstance(e, cw.CwError)
+        assert e.code_name == name and e.status_name == "CL_OUT_OF_RESOURCES"
+        assert str(e) == "%s: CL_OUT_OF_RESOURCES (-5)" % cw.strerror(e.code)
+    assert cw._error(-8).status is None and "system resources" in str(cw._error(-8))
+    unknown = cw._error(-99, 1234)
+    assert type(unknown) is cw.CwError and "unknown OpenCL status (1234)" in str(unknown)
+    assert cw.status_name(-58) == "CL_INVALID_EVENT" and cw.status_name(3) == "CL_QUEUED"
+
+
+def test_stats(cl_env):
+    ev = cl.UserEvent(cl_env[0])
+    ev.set_status(COMPLETE)
+    cw.reset_stats()
+    assert cw.stats().waits == 0
+    cw.wait(ev)
+    cw.wait_all([ev, ev])
+    s = cw.stats()
+    assert s.waits == 2 and s.timeouts == 0
+    assert len(s.latency_us) == _ffi.CONSTANTS["CW_STATS_LATENCY_BUCKETS"]
+    pending = cl.UserEvent(cl_env[0])
+    with pytest.raises(cw.Timeout):
+        cw.wait(pending, timeout=0.001)
+    assert cw.stats().timeouts == 1
+    pending.set_status(COMPLETE)
+    cw.reset_stats()
+    assert cw.stats() == cw.Stats(0, 0, 0, 0, 0, 0, 0, 0, (0,) * 16)
+
+
+def test_versions():
+    assert cw.__version__.count(".") == 2
+    major, minor, patch = cw.library_version()
+    assert cw.library_version_string() == "%d.%d.%d" % (major, minor, patch)
+    assert major == int(cw.__version__.split(".")[0])
+
+
+def test_version_check_rejects_incompatible_libraries():
+    class Fake:
+        _name = "fake-libcw"
+
+        def __init__(self, number):
+            self.cw_version = lambda: number
+
+    major, minor = (int(x) for x in cw.__version__.split(".")[:2])
+    assert _ffi.check_version(Fake(major * 10000 + minor * 100)) == (major, minor, 0)
+    assert _ffi.check_version(Fake(major * 10000 + (minor + 1) * 100 + 3))[1] == minor + 1
+    for number in ((major + 1) * 10000, (major - 1) * 10000 + 9999):
+        with pytest.raises(ImportError, match="not compatible"):
+            _ffi.check_version(Fake(number))
+    if minor > 0:
+        with pytest.raises(ImportError, match="not compatible"):
+            _ffi.check_version(Fake(major * 10000 + (minor - 1) * 100))
+
+
+def import_cw(env):
+    """Import cw in a fresh interpreter with env; returns (returncode, output)."""
+    p = subprocess.run([sys.executable, "-c", "import cw; print(cw.library_found_by())"],
+                       env=env, capture_output=True, text=True, timeout=60,
+                       cwd=str(pathlib.Path(cw.__file__).parents[1]))
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_library_not_found_says_what_was_tried():
+    if ctypes.util.find_library("cw"):
+        pytest.skip("a libcw is installed where the loader finds it")
+    env = {k: v for k, v in os.environ.items() if k not in ("CW_LIBRARY", "LD_LIBRARY_PATH")}
+    env["PKG_CONFIG_PATH"] = "/nonexistent"
+    env["PKG_CONFIG_LIBDIR"] = "/nonexistent"
+    rc, out = import_cw(env)
+    assert rc != 0 and "LibraryNotFound" in out
+    for part in ("CW_LIBRARY: not set", "find_library('cw'): not found",
+                 "pkg-config --variable=libdir cw", "To fix: set CW_LIBRARY"):
+        assert part in out, out
+
+    env["CW_LIBRARY"] = "/nonexistent/libcw.so.1"
+    rc, out = import_cw(env)
+    assert rc != 0 and "cannot load libcw from CW_LIBRARY" in out and "/nonexistent" in out
+
+
+def test_installed_package():
+    """CI installs the package into a venv and sets CW_EXPECT_INSTALLED=1
+    (and CW_EXPECT_FOUND_BY to how libcw must be found there)."""
+    if os.environ.get("CW_EXPECT_INSTALLED") != "1":
+        pytest.skip("not run against an installed package (CW_EXPECT_INSTALLED)")
+    where = pathlib.Path(cw.__file__).resolve()
+    assert SOURCE_TREE not in where.parents, "imported from the source tree: %s" % where
+    assert "site-packages" in where.parts
+    assert (where.parent / "py.typed").exists()
+    assert importlib.metadata.version("cw-opencl") == cw.__version__
+    expect = os.environ.get("CW_EXPECT_FOUND_BY")
+    if expect:
+        assert cw.library_found_by() == expect, cw.library_path()

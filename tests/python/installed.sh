@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The Python binding as a user gets it: a fresh venv (--system-site-packages,
+# for the distribution's pyopencl, numpy and pytest), an offline
+# `pip install --no-build-isolation` of bindings/python, then its pytest
+# suite run from outside the source tree, so that it tests the installed
+# package (tests/test_api.py checks where cw was imported from).
+#   build   libcw from the build folder, through CW_LIBRARY
+#   prefix  `cmake --install` into a scratch prefix, CW_LIBRARY unset: libcw
+#           found through pkg-config (PKG_CONFIG_PATH); then an import that
+#           finds it through the loader (LD_LIBRARY_PATH)
+# Usage: tests/python/installed.sh build|prefix SOURCE_DIR BUILD_DIR WORK_DIR PYTHON
+set -euo pipefail
+mode=$1
+src=$(cd "$2" && pwd)
+build=$(cd "$3" && pwd)
+work=$4
+py=$5
+
+rm -rf "$work"
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+"$py" -m venv --system-site-packages "$work/venv"
+vpy=$work/venv/bin/python
+# From a copy: setuptools writes build/ and *.egg-info next to the package it
+# builds, and a test must not write into the source tree.
+cp -r "$src/bindings/python" "$work/package"
+rm -rf "$work/package/build" "$work/package"/*.egg-info
+# --no-index: nothing may come from a package index.
+"$vpy" -m pip install -q --no-build-isolation --no-index --no-deps "$work/package"
+
+cd "$work" # `python -m pytest` puts the working directory first on sys.path
+unset PYTHONPATH CW_LIBRARY
+export CW_EXPECT_INSTALLED=1 PYTHONDONTWRITEBYTECODE=1
+case "$mode" in
+build)
+    export CW_LIBRARY=$build/libcw.so CW_EXPECT_FOUND_BY=CW_LIBRARY
+    export CW_INCLUDE_DIRS=$src/include:$build/include
+    ;;
+prefix)
+    cmake --install "$build" --prefix "$work/prefix" >/dev/null
+    pcdir=$(dirname "$(find "$work/prefix" -name cw.pc -path '*/pkgconfig/*' -print -quit)")
+    libdir=$(dirname "$pcdir")
+    # The loader route first, with pkg-config out of the way.
+    found=$(LD_LIBRARY_PATH=$libdir PKG_CONFIG_PATH=/nonexistent PKG_CONFIG_LIBDIR=/nonexistent \
+        "$vpy" -c 'import cw; print(cw.library_found_by(), cw.library_path())')
+    echo "through the loader: $found"
+    case "$found" in loader\ *) ;; *) echo "expected libcw through the loader" >&2; exit 1 ;; esac
+    export PKG_CONFIG_PATH=$pcdir CW_EXPECT_FOUND_BY=pkg-config
+    export CW_INCLUDE_DIRS=$work/prefix/include
+    ;;
+*)
+    echo "usage: $0 build|prefix SOURCE_DIR BUILD_DIR WORK_DIR PYTHON" >&2
+    exit 2
+    ;;
+esac
+# pytest exits 5 when it collected nothing: set -e fails the test then too.
+"$vpy" -m pytest -q -p no:cacheprovider --rootdir "$work" "$src/bindings/python/tests"
