@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "cw/opencl.h"
+#include <CL/cl.h>
 
 typedef struct cwh {
     cl_platform_id platform;
