@@ -118,10 +118,13 @@ int write_plot(const char *png, const options *o, const results *r, const config
     char sub[1024];
     const char *platform = r->nheader ? r->header[0][1] : "";
     const char *device = r->nheader > 2 ? r->header[2][1] : "";
+    snprintf(sub, sizeof sub, "%s, %s | cw %s (%s) | %s", platform, device, ri->cw_version,
+             ri->git_commit, ri->date);
+    gp_string(g, sub);
     snprintf(sub, sizeof sub,
-             "%s, %s | cw %s (%s) | %s | up to %u launches or %g s per cell | Ncpu: pinned to "
-             "N CPUs, N workers",
-             platform, device, ri->cw_version, ri->git_commit, ri->date, o->launches, o->max_time);
+             "up to %u launches or %g s per cell | Ncpu: pinned to N CPUs, N workers", o->launches,
+             o->max_time);
+    fputs("\nsubtitle2 = ", g);
     gp_string(g, sub);
     fputc('\n', g);
     fputs(cw_bench_plot_gp, g);
