@@ -24,7 +24,7 @@ def main():
     for path in sys.argv[1:]:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-        m = re.search(r"--spin-us\s+(\d+)", doc["header"].get("command", ""))
+        m = re.search(r"--spin-us(?:=|\s+)(\d+)", doc["header"].get("command", ""))
         budget = m.group(1) if m else "default"
         res = doc["results"]
         for r in res:
