@@ -39,44 +39,47 @@ static void usage(FILE *f) {
         }
         col += fprintf(f, " %s,", name);
     }
-    fprintf(f,
-            "\n"
-            "                      or %s: the library's default strategy, run as such\n"
-            "                      (cw currently resolves it to auto) [all but %s]\n"
-            "  --configs LIST      CPU configurations: a count N (the first N allowed CPUs,\n"
-            "                      N workers) or 'all' (every allowed CPU) [1,all]\n"
-            "  --kernels LIST      subset of: saxpy, latency, busy (every busy size), or a\n"
-            "                      busy kernel by name, e.g. busy-100us,busy-1ms [all]\n"
-            "  --busy-us LIST      target run times of the busy kernel on one worker, in us,\n"
-            "                      calibrated at start-up (at most %d) [100,1000]\n"
-            "  --busy-iters LIST   iterations for each busy size instead of calibrating\n"
-            "  --busy-global N     work-items of the busy kernel [%u]\n"
-            "  --saxpy-n N         floats in saxpy [%u]\n"
-            "  --floor-trips N     futex ping-pong round trips for each config's floor\n"
-            "                      [%u; quick %u]\n"
-            "  --platform NAME     first OpenCL platform whose name contains NAME\n"
-            "                      [$CW_PLATFORM, else PoCL, else the first]; for 'rusticl',\n"
-            "                      RUSTICL_ENABLE=llvmpipe is set unless already set\n"
-            "  --spin-us N         cw_wait_options.spin_us: spin-park's budget, auto's cap\n"
-            "                      (1 to %u) [cw's default]\n"
-            "  --stats             print cw's wait statistics (cw_stats) per strategy and cell\n"
-            "  --json FILE         write {\"header\": {...}, \"results\": [...]} [none]\n"
-            "  --csv FILE          write a header row and one row per (kernel, config,\n"
-            "                      strategy) [none]\n"
-            "  --plot FILE.png     plot mean CPU and wall per launch with gnuplot [none]\n"
-            "  --quick             smoke run: %u launches, %u warm-up, short calibration\n"
-            "  -h, --help          this text\n"
-            "internal, set by the parent when it re-executes itself (not for direct use):\n"
-            "  --child MODE        run or calibrate\n"
-            "  --result-fd FD      the pipe to write records to\n"
-            "  --label TEXT        the name of the child in its messages\n"
-            "\n"
-            "The table goes to stdout, progress (one line per cell) to stderr. Exit status:\n"
-            "0 when every wait succeeded and every result verified, 1 otherwise, 2 on a\n"
-            "usage error.\n",
-            cw_strategy_name(CW_STRATEGY_DEFAULT), cw_strategy_name(CW_STRATEGY_DEFAULT), MAX_BUSY,
-            DEF_BUSY_GLOBAL, DEF_SAXPY_N, DEF_FLOOR_TRIPS, QUICK_FLOOR_TRIPS, CW_SPIN_US_MAX,
-            QUICK_LAUNCHES, QUICK_WARMUP);
+    fprintf(
+        f,
+        "\n"
+        "                      or %s: the library's default strategy, run as such\n"
+        "                      (cw currently resolves it to auto) [all but %s]\n"
+        "  --configs LIST      CPU configurations: a count N (the first N allowed CPUs,\n"
+        "                      N workers) or 'all' (every allowed CPU) [1,all]\n"
+        "  --kernels LIST      subset of: saxpy, latency, busy (every busy size), or a\n"
+        "                      busy kernel by name, e.g. busy-100us,busy-1ms [all]\n"
+        "  --busy-us LIST      target run times of the busy kernel on one worker, in us,\n"
+        "                      calibrated at start-up (at most %d) [100,1000]\n"
+        "  --busy-iters LIST   iterations for each busy size instead of calibrating\n"
+        "  --busy-global N     work-items of the busy kernel [%u]\n"
+        "  --saxpy-n N         floats in saxpy [%u]\n"
+        "  --floor-trips N     futex ping-pong round trips for each config's floor\n"
+        "                      [%u; quick %u]\n"
+        "  --platform NAME     first OpenCL platform whose name contains NAME\n"
+        "                      [$CW_PLATFORM, else PoCL, else the first]; for 'rusticl',\n"
+        "                      RUSTICL_ENABLE=llvmpipe is set unless already set\n"
+        "  --spin-us N         cw_wait_options.spin_us: spin-park's budget, auto's cap\n"
+        "                      (1 to %u) [cw's default]\n"
+        "  --stats             print cw's wait statistics (cw_stats) per strategy and cell\n"
+        "  --json FILE         write {\"header\": {...}, \"floor\": [...], \"results\": [...]}\n"
+        "                      [none]\n"
+        "  --csv FILE          write a header row and one row per (kernel, config,\n"
+        "                      strategy) [none]\n"
+        "  --plot FILE.png     plot mean CPU and wall per launch with gnuplot [none]\n"
+        "  --quick             smoke run: %u launches, %u warm-up, %u floor trips, short\n"
+        "                      calibration, for what is not given\n"
+        "  -h, --help          this text\n"
+        "internal, set by the parent when it re-executes itself (not for direct use):\n"
+        "  --child MODE        run or calibrate\n"
+        "  --result-fd FD      the pipe to write records to\n"
+        "  --label TEXT        the name of the child in its messages\n"
+        "\n"
+        "The table goes to stdout, progress (one line per cell) to stderr. Exit status:\n"
+        "0 when every wait succeeded and every result verified, 1 otherwise, 2 on a\n"
+        "usage error.\n",
+        cw_strategy_name(CW_STRATEGY_DEFAULT), cw_strategy_name(CW_STRATEGY_DEFAULT), MAX_BUSY,
+        DEF_BUSY_GLOBAL, DEF_SAXPY_N, DEF_FLOOR_TRIPS, QUICK_FLOOR_TRIPS, CW_SPIN_US_MAX,
+        QUICK_LAUNCHES, QUICK_WARMUP, QUICK_FLOOR_TRIPS);
 }
 
 static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out) {

@@ -37,14 +37,15 @@ static void gp_string(FILE *f, const char *s) {
     fputc('\'', f);
 }
 
-/* Columns: group label, then mean CPU per strategy, then mean wall per strategy. */
+/* Columns: group label, then mean CPU per strategy, then mean wall per
+ * strategy, then the row's config floor (median one-way wake). */
 static void write_data(FILE *f, const results *r, const config *cfgs, int ncfg,
                        const kernel_spec *ks, int nk, const cw_strategy *strat, int ns) {
     fputs("group", f);
     for (int pass = 0; pass < 2; ++pass)
         for (int j = 0; j < ns; ++j)
             fprintf(f, "\t%s", cw_strategy_name(strat[j]));
-    fputc('\n', f);
+    fputs("\tfloor\n", f);
     for (int k = 0; k < nk; ++k)
         for (int c = 0; c < ncfg; ++c) {
             fprintf(f, "%s %dcpu", ks[k].name, cfgs[c].ncpus);
@@ -57,7 +58,11 @@ static void write_data(FILE *f, const results *r, const config *cfgs, int ncfg,
                     else
                         fputs("\tNaN", f);
                 }
-            fputc('\n', f);
+            const floor_result *fl = &r->floors[c];
+            if (fl->have && fl->st[S_MEDIAN] > 0)
+                fprintf(f, "\t%.3f\n", fl->st[S_MEDIAN]);
+            else
+                fputs("\tNaN\n", f);
         }
 }
 

@@ -2,7 +2,8 @@
 # for every (kernel, CPU configuration). cw-bench embeds this script at build
 # time and sets these variables before it:
 #   datafile   tab-separated, one row per (kernel, config): a label, then
-#              nstrat mean-CPU columns, then nstrat mean-wall columns (us)
+#              nstrat mean-CPU columns, nstrat mean-wall columns (us), and
+#              the config's floor (median one-way futex wake, us)
 #   outfile    the PNG to write
 #   nstrat     the number of strategies
 #   strat_ids  each column's cw_strategy value, space-separated, so that a
@@ -60,11 +61,12 @@ plot datafile using 0:(column(2)):xtic(1) with points pt 0 ps 0 lc rgb "#ffffff"
      for [i=2:nstrat+1] datafile using ($0 + dx(i-2)):(column(i)) with points \
          pt mk(i-2) lc rgb col(i-2) title columnheader(i)
 
-unset key
 set title "wall time per launch, enqueue + wait (mean, us)" font ",13"
 set ylabel "wall us per launch (log)"
 plot datafile using 0:(column(2)):xtic(1) with points pt 0 ps 0 lc rgb "#ffffff" notitle, \
      for [i=nstrat+2:2*nstrat+1] datafile using ($0 + dx(i-nstrat-2)):(column(i)) with points \
-         pt mk(i-nstrat-2) lc rgb col(i-nstrat-2) notitle
+         pt mk(i-nstrat-2) lc rgb col(i-nstrat-2) notitle, \
+     datafile using 0:(column(2*nstrat+2)):(0.4) with xerrorbars pt 0 lw 2 lc rgb "#000000" \
+         title "floor: futex wake, one way (median)"
 
 unset multiplot
