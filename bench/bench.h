@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "clhost.h"
 #include "cw.h"
 
 #define MAX_CONFIGS 16
@@ -38,9 +39,10 @@
 #define DEF_BLOCK 5u
 #define DEF_WARMUP 10u
 #define DEF_MIN_TIME 0.0
-/* Above the longest PoCL cell of the default run (busy-1ms on one CPU, about
- * 70 s for 6000 launches of nine strategies), so PoCL keeps every launch while
- * a slow platform stops each cell here. */
+/* Above the longest PoCL cell of the default run (busy-1ms, 6000 launches of
+ * nine strategies: 70 to 90 s on two shared cores), so PoCL keeps every
+ * launch while a slow platform such as rusticl stops each cell here and the
+ * whole run stays within cells x this. */
 #define DEF_MAX_TIME 120.0
 #define DEF_FLOOR_TRIPS 5000u
 #define QUICK_LAUNCHES 20u
@@ -212,8 +214,6 @@ void proto_floor(FILE *f, unsigned trips, const double st[S_COUNT]);
 char proto_read(char *line, int cfg, results *r, calibration *cal);
 
 /* --- child side (child.c, calibrate.c, floor.c) --- */
-
-#include "clhost.h"
 
 typedef struct child {
     const options *o;

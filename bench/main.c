@@ -137,10 +137,11 @@ static int parent_main(int argc, char **argv, const options *o0) {
 
     progress pg = {0, nk * ncfg, t_start, o.max_time};
     fprintf(stderr,
-            "[plan] %d cells (%d kernels x %d configs), each until %u launches per strategy or "
-            "%g s: at most about %.0f s (%.1f min) of cells, plus calibration and each "
+            "[plan] %d cell%s (%d kernel%s x %d config%s), each until %u launches per strategy "
+            "or %g s: at most about %.0f s (%.1f min) of cells, plus calibration and each "
             "config's start-up\n",
-            pg.ncells, nk, ncfg, o.launches, o.max_time, pg.ncells * o.max_time,
+            pg.ncells, pg.ncells == 1 ? "" : "s", nk, nk == 1 ? "" : "s", ncfg,
+            ncfg == 1 ? "" : "s", o.launches, o.max_time, pg.ncells * o.max_time,
             pg.ncells * o.max_time / 60);
 
     results r;
