@@ -278,9 +278,11 @@ const cell *find_cell(const results *r, const char *kernel, int cfg);
 const char *kernel_param(const results *r, const char *kernel);
 /* A record's statistic over blocking's in the same (kernel, config); NAN if none. */
 double ratio_to_blocking(const results *r, const record *p, int metric, int stat);
-/* Cooperative's median overhead on the latency cell of config cfg, in us, and
- * its ratio to that config's median floor; NAN where either is missing. */
-double coop_latency_overhead(const results *r, int cfg);
+/* Cooperative's wake-up overhead on the latency cell of config cfg, in us: its
+ * median wall - kernel, or its median wall where profiling is unusable (then
+ * *from_wall is set; an upper bound), NAN when not run; and its ratio to that
+ * config's median floor, NAN where either is missing. */
+double coop_latency_overhead(const results *r, int cfg, bool *from_wall);
 double coop_floor_ratio(const results *r, int cfg);
 
 void print_run_header(FILE *f, const options *o, const run_info *ri, const results *r);

@@ -129,7 +129,15 @@ static void json_floor(FILE *f, const results *r, const config *cfgs, int ncfg) 
             snprintf(key, sizeof key, "one_way_us_%s", stat_names[q]);
             jnum(f, key, fl->have ? fl->st[q] : NAN);
         }
-        jnum(f, "cooperative_latency_overhead_us_median", coop_latency_overhead(r, c));
+        bool from_wall = false;
+        double over = coop_latency_overhead(r, c, &from_wall);
+        jnum(f, "cooperative_latency_overhead_us_median", over);
+        if (isfinite(over))
+            jstr(f, "cooperative_latency_overhead_basis",
+                 from_wall ? "median wall (event profiling unusable): an upper bound"
+                           : "median wall - kernel");
+        else
+            fputs(", \"cooperative_latency_overhead_basis\": null", f);
         jnum(f, "cooperative_overhead_to_floor", coop_floor_ratio(r, c));
         fputc('}', f);
     }
