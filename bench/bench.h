@@ -244,8 +244,9 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out);
 
 int child_run(const options *o);
 int child_calibrate(const options *o);
-/* Ping-pong of `trips` round trips between two threads; one-way statistics. */
-int floor_measure(unsigned trips, double st[S_COUNT]);
+/* A ping-pong of `trips` round trips between two threads, after a warm-up;
+ * stores each trip's one-way latency in us. 0, or -1 when no thread starts. */
+int floor_sample(unsigned trips, double *one_way_us);
 
 /* --- parent side --- */
 

@@ -298,21 +298,40 @@ static void kernel_free(child *c, const kernel_spec *k) {
         cwh_saxpy_free(&c->saxpy);
 }
 
+typedef struct floor_slices {
+    double *v;
+    unsigned trips, done;
+    unsigned slices, taken;
+} floor_slices;
+
+/* The next slice of the floor: an equal share of the trips still to do. */
+static int floor_slice(child *c, floor_slices *fs) {
+    if (fs->taken == fs->slices)
+        return 0;
+    unsigned n = (fs->trips - fs->done) / (fs->slices - fs->taken++);
+    if (floor_sample(n, fs->v + fs->done) != 0) {
+        child_error(c, "floor: cannot start the partner thread");
+        return -1;
+    }
+    fs->done += n;
+    return 0;
+}
+
 int child_run(const options *o) {
     child c;
     if (child_open(&c, o) != 0)
         return 1;
-    /* The floor first, with OpenCL's threads started but idle: the same
-     * pinning and the same process as the waits it is compared with. */
-    double fl[S_COUNT];
-    if (floor_measure(o->floor_trips, fl) == 0)
-        proto_floor(c.out, o->floor_trips, fl);
-    else
-        child_error(&c, "floor: cannot start the partner thread");
     kernel_spec ks[MAX_KERNELS];
     int nk = build_kernels(o, ks);
     int failures = 0;
+    /* The floor runs in this process, with OpenCL's threads started but idle
+     * between cells: the same pinning as the waits it is compared with. */
+    floor_slices fs = {.trips = o->floor_trips, .slices = (unsigned)nk + 1};
+    fs.v = malloc(sizeof *fs.v * fs.trips);
+    if (!fs.v)
+        die("out of memory");
     for (int i = 0; i < nk; ++i) {
+        failures += floor_slice(&c, &fs) != 0;
         if (ks[i].kind == K_BUSY && ks[i].iters < 64) {
             child_error(&c, "%s: iterations unknown", ks[i].name);
             return 1;
@@ -326,6 +345,14 @@ int child_run(const options *o) {
         failures += run_cell(&c, &ks[i]) != 0;
         kernel_free(&c, &ks[i]);
     }
+    if (floor_slice(&c, &fs) == 0) {
+        double st[S_COUNT];
+        summarize(fs.v, fs.trips, st);
+        proto_floor(c.out, fs.trips, st);
+    } else {
+        ++failures;
+    }
+    free(fs.v);
     cwh_close(&c.h);
     fclose(c.out);
     return failures ? 1 : 0;
