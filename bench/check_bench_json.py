@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Check a cw-bench JSON file (python3 standard library only).
 
-Exits 0 when the file parses, has a header with the OpenCL and host fields,
-holds one record for every strategy x config x kernel expected, each
-with the required numeric fields and a verified result, and has the
-timer-slack table (1, 10, 100, 1000 us sleeps, default and 1 ns slack). Exits 1 otherwise
-(2 on a usage error), printing what is wrong.
+Exits 0 when the file parses, has a header with the build, OpenCL and host
+fields, holds one record for every strategy x config x kernel expected, each
+with the required numeric fields and a verified result, records every busy
+size's calibration and has a floor for every config. Exits 1 otherwise (2 on
+a usage error), printing what is wrong.
 
 By default the expected strategies, configs and kernels are the ones the
 header says were requested; --strategies, --configs and --kernels override
@@ -13,19 +13,23 @@ that. A config matches a record's "config" (as given to --configs, e.g. "1"
 or "all") or its CPU count.
 
 usage: check_bench_json.py FILE [--strategies a,b] [--configs 1,all]
-                                [--kernels saxpy,busy-100us,busy-1ms]
+                                [--kernels saxpy,busy-100us,busy-1ms,latency]
 """
 import argparse
 import json
 import math
 import sys
 
-HEADER_FIELDS = ["platform_name", "platform_version", "device_name", "device_version",
-                 "driver_version", "host", "date", "command"]
-RECORD_FIELDS = ["kernel", "cpus", "workers", "strategy", "launches", "cpu_us_mean",
+HEADER_FIELDS = ["cw_version", "git_commit", "compiler", "platform_name", "platform_version",
+                 "device_name", "device_version", "driver_version", "host", "date", "command",
+                 "launches", "min_time_s", "max_time_s", "busy_calibration"]
+FLOOR_FIELDS = ["trips", "one_way_us_mean", "one_way_us_median", "one_way_us_p90",
+                "one_way_us_p99", "one_way_us_max"]
+RECORD_FIELDS = ["kernel", "cpus", "workers", "strategy", "launches", "stopped_by",
+                 "cpu_us_mean",
                  "cpu_us_median", "wall_us_mean", "wall_us_median", "wall_us_p99",
                  "overhead_us_median", "kernel_us_median"]
-NUMERIC_FIELDS = RECORD_FIELDS[4:]
+NUMERIC_FIELDS = [f for f in RECORD_FIELDS[4:] if f != "stopped_by"]
 
 
 def csv_list(text):
@@ -87,30 +91,32 @@ def main():
         if rec.get("ok") is False:
             problems.append(f"{where}: result verification failed")
 
-    # The timer-slack table: each requested sleep with the default slack and
-    # with 1 ns, each taking at least the time requested.
-    slack = doc.get("timerslack")
-    if not isinstance(slack, list):
-        problems.append("lacks the 'timerslack' array")
-    else:
-        seen = set()
-        for i, t in enumerate(slack):
-            if not isinstance(t, dict):
-                problems.append(f"timerslack[{i}] is not an object")
-                continue
-            for key in ("requested_us", "slack_ns", "n", "mean_us", "median_us", "p90_us"):
-                v = t.get(key)
-                if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
-                    problems.append(f"timerslack[{i}]: '{key}' is not a valid number: {v!r}")
-            if isinstance(t.get("median_us"), (int, float)) and \
-                    isinstance(t.get("requested_us"), (int, float)) and \
-                    t["median_us"] < t["requested_us"]:
-                problems.append(f"timerslack[{i}]: a sleep shorter than requested")
-            seen.add((t.get("requested_us"), t.get("slack")))
-        for req in (1, 10, 100, 1000):
-            for sl in ("default", "1ns"):
-                if (req, sl) not in seen:
-                    problems.append(f"timerslack lacks {req} us with {sl} slack")
+    # Calibration: every busy size says whether its target was reached.
+    for i, cal in enumerate(header.get("busy_calibration") or []):
+        if not isinstance(cal, dict) or "reached" not in cal or "kernel" not in cal:
+            problems.append(f"busy_calibration[{i}] lacks 'kernel' or 'reached'")
+
+    # The floor: one entry per config with finite one-way figures, and the
+    # cooperative ratio present (a number, or null when it cannot be formed).
+    floors = doc.get("floor")
+    if not isinstance(floors, list):
+        problems.append("lacks the 'floor' array")
+        floors = []
+    for i, fl in enumerate(floors):
+        if not isinstance(fl, dict):
+            problems.append(f"floor[{i}] is not an object")
+            continue
+        for key in FLOOR_FIELDS:
+            v = fl.get(key)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) \
+                    or v <= 0:
+                problems.append(f"floor[{i}]: '{key}' is not a positive number: {v!r}")
+        if "cooperative_overhead_to_floor" not in fl:
+            problems.append(f"floor[{i}] lacks 'cooperative_overhead_to_floor'")
+    for c in configs:
+        if not any(str(fl.get("config")) == str(c) or str(fl.get("cpus")) == str(c)
+                   for fl in floors if isinstance(fl, dict)):
+            problems.append(f"no floor for config {c}")
 
     valid = [r for r in results if isinstance(r, dict)]
     for k in kernels:

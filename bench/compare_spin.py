@@ -9,22 +9,24 @@ difference to cooperative in the same run (python3 standard library only).
 
 usage: compare_spin.py RUN.json [RUN.json ...]
 """
+import argparse
 import json
 import re
 import sys
 
 
 def main():
-    if len(sys.argv) < 2:
-        print(__doc__, file=sys.stderr)
-        return 2
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("json_files", metavar="RUN.json", nargs="+",
+                    help="cw-bench JSON from a run with --spin-us N")
+    args = ap.parse_args()
     print("| spin_us | kernel | config | spin-park CPU | cooperative CPU | CPU diff "
           "| spin-park wall | cooperative wall | wall diff |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for path in sys.argv[1:]:
+    for path in args.json_files:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-        m = re.search(r"--spin-us\s+(\d+)", doc["header"].get("command", ""))
+        m = re.search(r"--spin-us(?:=|\s+)(\d+)", doc["header"].get("command", ""))
         budget = m.group(1) if m else "default"
         res = doc["results"]
         for r in res:

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Build cw in Release and run cw-bench with its default settings, writing
-#   out/bench.txt (the table), out/bench.json, out/bench.csv, out/bench.png.
+#   out/bench.txt (the table), out/bench.json, out/bench.csv, out/bench.png,
+# and out/timerslack.txt from cw-timerslack.
 # On Debian/Ubuntu it first installs whatever build or run dependency is
 # missing (as root, or through sudo). Extra arguments go to cw-bench.
 set -eu
@@ -17,6 +18,7 @@ settings and writes:
   out/bench.json  header + one record per (kernel, config, strategy)
   out/bench.csv   the same as CSV
   out/bench.png   mean CPU and wall per launch (gnuplot)
+  out/timerslack.txt  requested sleeps against their real length (cw-timerslack)
 Arguments after the options are passed to cw-bench unchanged, for example
   bench/run-bench.sh --launches 2000 --configs 1
   bench/run-bench.sh --quick
@@ -69,7 +71,7 @@ fi
 
 echo "run-bench.sh: building into $build_dir/" >&2
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCW_BUILD_TESTS=OFF -DCW_BUILD_BENCH=ON
-cmake --build "$build_dir" --target cw-bench -j "$(nproc 2>/dev/null || echo 2)"
+cmake --build "$build_dir" --target cw-bench cw-timerslack -j "$(nproc 2>/dev/null || echo 2)"
 
 mkdir -p "$out_dir"
 echo "run-bench.sh: running cw-bench; results in $out_dir/" >&2
@@ -79,6 +81,15 @@ set +e
 status=$?
 set -e
 cat "$out_dir/bench.txt"
+case " $* " in
+*" --quick "*) slack_args=--quick ;;
+*) slack_args= ;;
+esac
+# shellcheck disable=SC2086
+if ! "$build_dir/bench/cw-timerslack" $slack_args >"$out_dir/timerslack.txt"; then
+    echo "run-bench.sh: cw-timerslack failed" >&2
+    [ "$status" -ne 0 ] || status=1
+fi
 if [ "$status" -ne 0 ]; then
     echo "run-bench.sh: cw-bench failed (exit status $status)" >&2
 fi

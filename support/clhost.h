@@ -18,6 +18,7 @@ typedef struct cwh {
     cl_program program;
     cl_kernel saxpy;
     cl_kernel busy;
+    cl_kernel latency;
     char platform_name[128];
     char platform_version[128];
     char device_name[256];
@@ -67,6 +68,18 @@ cl_int cwh_busy_enqueue(cwh *h, cwh_busy *b, cl_uint iters, cl_uint num_wait, co
 /* Counts work-items whose result is not 2.0f (valid for iters >= 64). */
 cl_int cwh_busy_check(cwh *h, cwh_busy *b, size_t *mismatches);
 void cwh_busy_free(cwh_busy *b);
+
+/* latency.cl: one work-item that adds 1 to a counter. */
+typedef struct cwh_latency {
+    cl_mem count;
+} cwh_latency;
+
+cl_int cwh_latency_init(cwh *h, cwh_latency *l);
+cl_int cwh_latency_enqueue(cwh *h, cwh_latency *l, cl_uint num_wait, const cl_event *wait,
+                           cl_event *event);
+/* Reads the counter back; *mismatches is 1 when it is not `launches`, else 0. */
+cl_int cwh_latency_check(cwh *h, cwh_latency *l, unsigned launches, size_t *mismatches);
+void cwh_latency_free(cwh_latency *l);
 
 /* Kernel run time from event profiling, in ns (queue opened with profiling). */
 cl_int cwh_event_runtime_ns(cl_event event, cl_ulong *ns);

@@ -109,17 +109,19 @@ cl_int cwh_open(cwh *h, const char *platform, bool profiling, char *msg, size_t 
         snprintf(msg, msglen, "clCreateCommandQueue: %d", err);
         goto fail;
     }
-    char *src[2] = {read_kernel("saxpy.cl", msg, msglen), NULL};
-    if (src[0])
-        src[1] = read_kernel("busy.cl", msg, msglen);
-    if (!src[0] || !src[1]) {
-        free(src[0]);
+    static const char *const files[3] = {"saxpy.cl", "busy.cl", "latency.cl"};
+    char *src[3] = {NULL, NULL, NULL};
+    bool read_all = true;
+    for (int i = 0; i < 3 && read_all; ++i)
+        read_all = (src[i] = read_kernel(files[i], msg, msglen)) != NULL;
+    if (read_all)
+        h->program = clCreateProgramWithSource(h->context, 3, (const char **)src, NULL, &err);
+    for (int i = 0; i < 3; ++i)
+        free(src[i]);
+    if (!read_all) {
         err = CL_INVALID_VALUE;
         goto fail;
     }
-    h->program = clCreateProgramWithSource(h->context, 2, (const char **)src, NULL, &err);
-    free(src[0]);
-    free(src[1]);
     if (err != CL_SUCCESS) {
         snprintf(msg, msglen, "clCreateProgramWithSource: %d", err);
         goto fail;
@@ -134,6 +136,8 @@ cl_int cwh_open(cwh *h, const char *platform, bool profiling, char *msg, size_t 
     h->saxpy = clCreateKernel(h->program, "saxpy", &err);
     if (err == CL_SUCCESS)
         h->busy = clCreateKernel(h->program, "busy", &err);
+    if (err == CL_SUCCESS)
+        h->latency = clCreateKernel(h->program, "latency", &err);
     if (err != CL_SUCCESS) {
         snprintf(msg, msglen, "clCreateKernel: %d", err);
         goto fail;
@@ -147,6 +151,8 @@ fail:
 void cwh_close(cwh *h) {
     if (h->queue)
         clFinish(h->queue);
+    if (h->latency)
+        clReleaseKernel(h->latency);
     if (h->busy)
         clReleaseKernel(h->busy);
     if (h->saxpy)
@@ -258,6 +264,37 @@ void cwh_busy_free(cwh_busy *b) {
     if (b->out)
         clReleaseMemObject(b->out);
     b->out = NULL;
+}
+
+cl_int cwh_latency_init(cwh *h, cwh_latency *l) {
+    cl_uint zero = 0;
+    cl_int err;
+    l->count = clCreateBuffer(h->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero,
+                              &zero, &err);
+    return err;
+}
+
+cl_int cwh_latency_enqueue(cwh *h, cwh_latency *l, cl_uint num_wait, const cl_event *wait,
+                           cl_event *event) {
+    if (clSetKernelArg(h->latency, 0, sizeof l->count, &l->count) != CL_SUCCESS)
+        return CL_INVALID_KERNEL_ARGS;
+    size_t global = 1;
+    return clEnqueueNDRangeKernel(h->queue, h->latency, 1, NULL, &global, NULL, num_wait, wait,
+                                  event);
+}
+
+cl_int cwh_latency_check(cwh *h, cwh_latency *l, unsigned launches, size_t *mismatches) {
+    cl_uint count = 0;
+    cl_int err =
+        clEnqueueReadBuffer(h->queue, l->count, CL_TRUE, 0, sizeof count, &count, 0, NULL, NULL);
+    *mismatches = err == CL_SUCCESS && count != (cl_uint)launches;
+    return err;
+}
+
+void cwh_latency_free(cwh_latency *l) {
+    if (l->count)
+        clReleaseMemObject(l->count);
+    l->count = NULL;
 }
 
 cl_int cwh_event_runtime_ns(cl_event event, cl_ulong *ns) {

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cw-bench's internal types and the interfaces between its parts:
+ *   cli.c       options (getopt_long)
+ *   kernels.c   the kernels the options select
+ *   runner.c    CPU configurations and the pinned re-execution of this program
+ *   child.c     the child's launch loop: every strategy on every kernel
+ *   calibrate.c the busy kernel's calibration (a child mode)
+ *   floor.c     the futex wake floor (a child measurement)
+ *   record.c    the child-to-parent record protocol, writer and reader
+ *   table.c     the tables on stdout
+ *   export.c    JSON and CSV
+ *   plot.c      the gnuplot plot
+ *   main.c      the parent's sequence of all of the above
+ *   util.c      messages, clocks and summary statistics
+ * The parent process never touches OpenCL; every wait goes through cw_wait.
+ */
+#ifndef CW_BENCH_H
+#define CW_BENCH_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "clhost.h"
+#include "cw.h"
+
+#define MAX_CONFIGS 16
+#define MAX_BUSY 4
+#define MAX_KERNELS (2 + MAX_BUSY)
+#define MAX_CELLS (MAX_KERNELS * MAX_CONFIGS)
+#define NSTRAT CW_STRATEGY_COUNT
+#define NSTATS (8 + CW_STATS_LATENCY_BUCKETS)
+
+/* Defaults; --quick replaces the ones the user did not set. */
+#define DEF_LAUNCHES 6000u
+#define DEF_BLOCK 5u
+#define DEF_WARMUP 10u
+#define DEF_MIN_TIME 0.0
+/* Above the longest PoCL cell of the default run (busy-1ms, 6000 launches of
+ * nine strategies: 70 to 90 s on two shared cores), so PoCL keeps every
+ * launch while a slow platform such as rusticl stops each cell here and the
+ * whole run stays within cells x this. */
+#define DEF_MAX_TIME 120.0
+#define DEF_FLOOR_TRIPS 5000u
+#define QUICK_LAUNCHES 20u
+#define QUICK_WARMUP 2u
+#define QUICK_FLOOR_TRIPS 500u
+#define DEF_SAXPY_N (1u << 20)
+#define DEF_BUSY_GLOBAL 1024u
+
+extern const char *prog;
+
+#if defined(__GNUC__)
+#define BENCH_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define BENCH_NORETURN __attribute__((noreturn))
+#else
+#define BENCH_PRINTF(a, b)
+#define BENCH_NORETURN
+#endif
+
+/* Prints "cw-bench: message" and exits with status 2. */
+BENCH_NORETURN void die(const char *fmt, ...) BENCH_PRINTF(1, 2);
+double now_s(void);
+int64_t ts_ns(const struct timespec *ts);
+
+/* --- statistics --- */
+
+enum { M_CPU, M_WALL, M_KERNEL, M_OVERHEAD, M_COUNT };
+enum { S_MEAN, S_MEDIAN, S_P90, S_P99, S_MAX, S_COUNT };
+extern const char *const metric_names[M_COUNT];
+extern const char *const stat_names[S_COUNT];
+extern const char *const stats_names[8];
+
+/* Mean, median, p90, p99 and max of v (sorted in place); NAN for n == 0. */
+void summarize(double *v, size_t n, double out[S_COUNT]);
+double median_of(double *v, size_t n);
+
+/* --- options (cli.c) --- */
+
+typedef enum mode { MODE_PARENT, MODE_RUN, MODE_CALIBRATE } mode;
+
+typedef struct options {
+    unsigned launches, block, warmup;
+    bool launches_set, warmup_set, floor_trips_set;
+    double min_time, max_time; /* seconds per cell */
+    unsigned floor_trips;
+    bool strategy_on[NSTRAT]; /* indexed by cw_strategy; [CW_STRATEGY_DEFAULT]: "default" */
+    int ncfg;
+    int cfg_cpus[MAX_CONFIGS]; /* 0: all allowed CPUs */
+    char cfg_spec[MAX_CONFIGS][16];
+    int nbusy;
+    double busy_us[MAX_BUSY];
+    unsigned busy_iters[MAX_BUSY];
+    bool busy_iters_set;
+    unsigned long busy_global;
+    unsigned long saxpy_n;
+    char kernels_sel[256]; /* empty: all */
+    const char *platform;
+    const char *json, *csv, *plot;
+    bool quick;
+    unsigned long spin_us; /* cw_wait_options.spin_us (0: cw's default) */
+    bool stats;            /* cw_stats per (kernel, config, strategy) */
+    /* Set by the parent for the re-executed child. */
+    mode mode;
+    int result_fd;
+    const char *label;
+} options;
+
+/* Parses argv (permuting it, as getopt_long does); exits on --help or an error. */
+void parse_options(int argc, char **argv, options *o);
+int selected_strategies(const options *o, cw_strategy out[NSTRAT]);
+
+typedef enum kernel_kind { K_SAXPY, K_BUSY, K_LATENCY } kernel_kind;
+
+typedef struct kernel_spec {
+    char name[32];
+    kernel_kind kind;
+    int busy_index;
+    double target_us; /* busy: calibration target on one worker (0: iterations given) */
+    unsigned iters;   /* busy */
+} kernel_spec;
+
+void busy_name(double us, unsigned iters, char *out, size_t len);
+/* The selected kernels in run order, busy iterations filled in when known. */
+int build_kernels(const options *o, kernel_spec *k);
+
+/* --- configurations and children (runner.c) --- */
+
+typedef struct config {
+    char spec[16];
+    int ncpus;
+    char cpu_list[256];
+    cpu_set_t set;
+} config;
+
+int build_configs(const options *o, config *cfg);
+void config_title(const config *c, char *out, size_t len);
+int allowed_cpus(void);
+
+/* --- what the children report (record.c reads it into these) --- */
+
+typedef struct record {
+    char kernel[32];
+    int cfg;
+    char strategy[48];
+    unsigned launches;
+    bool ok;
+    size_t mismatches;
+    double st[M_COUNT][S_COUNT];
+    bool has_stats;
+    uint64_t stats[NSTATS];
+} record;
+
+/* One (kernel, config) cell: how its time budget ended. */
+typedef struct cell {
+    char kernel[32];
+    int cfg;
+    unsigned launches; /* per strategy */
+    double elapsed_s;  /* warm-up included */
+    char stopped_by[16];
+    bool profiling_ok; /* event profiling reported real kernel run times */
+} cell;
+
+/* One config's floor: one-way futex wake-to-run latency, in us. */
+typedef struct floor_result {
+    bool have;
+    unsigned trips;
+    double st[S_COUNT];
+} floor_result;
+
+typedef struct calibration {
+    bool have[MAX_BUSY];
+    bool reached[MAX_BUSY];
+    unsigned iters[MAX_BUSY];
+    double target_us[MAX_BUSY], measured_us[MAX_BUSY];
+} calibration;
+
+typedef struct results {
+    record *rec;
+    int nrec, caprec;
+    char header[8][2][256];
+    int nheader;
+    char errors[32][512];
+    int nerr;
+    char notes[8][512];
+    int nnotes;
+    char kparam[MAX_KERNELS][2][64]; /* per kernel name: its parameters */
+    int nkparam;
+    cell cells[MAX_CELLS];
+    int ncells;
+    floor_result floors[MAX_CONFIGS];
+} results;
+
+/* --- the record protocol (record.c): one tab-separated record a line --- */
+
+void proto_header(FILE *f, const char *key, const char *value);
+void proto_note(FILE *f, const char *text);
+void proto_error(FILE *f, const char *text);
+void proto_kernel(FILE *f, const char *kernel, const char *param);
+void proto_calibration(FILE *f, int index, unsigned iters, double target_us, double measured_us,
+                       bool reached);
+void proto_result(FILE *f, const char *kernel, const char *strategy, unsigned launches, bool ok,
+                  size_t mismatches, const double st[M_COUNT][S_COUNT]);
+void proto_stats(FILE *f, const char *kernel, const char *strategy, const uint64_t v[NSTATS]);
+void proto_cell(FILE *f, const char *kernel, unsigned launches, double elapsed_s,
+                const char *stopped_by, bool profiling_ok);
+void proto_floor(FILE *f, unsigned trips, const double st[S_COUNT]);
+
+/* Parses one line from the child of config `cfg` (-1: calibration) into r and
+ * cal; returns the record's type letter, or 0 for a line it did not know. */
+char proto_read(char *line, int cfg, results *r, calibration *cal);
+
+/* --- child side (child.c, calibrate.c, floor.c) --- */
+
+typedef struct child {
+    const options *o;
+    FILE *out; /* records to the parent */
+    const char *label;
+    cwh h;
+    cwh_saxpy saxpy;
+    unsigned saxpy_launches; /* a = +0.5 and -0.5 alternate, so y stays exact */
+    cwh_busy busy;
+    cwh_latency latency;
+    unsigned latency_launches;
+    bool calib_started;
+    bool calib_wall;         /* calibration: profiling unusable, time by wall */
+    bool profiling_unusable; /* found on a kernel that runs long enough to tell */
+} child;
+
+typedef struct sample {
+    double cpu_us, wall_us, kernel_us;
+} sample;
+
+/* Opens OpenCL and sends the header records; 0, or -1 after reporting. */
+int child_open(child *c, const options *o);
+/* Reports an error on stderr and to the parent. */
+void child_error(child *c, const char *fmt, ...) BENCH_PRINTF(2, 3);
+/* One launch: enqueue + cw_wait, timed into *out when out is not NULL.
+ * Returns 0, or -1 after reporting. */
+int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out);
+
+int child_run(const options *o);
+int child_calibrate(const options *o);
+/* A ping-pong of `trips` round trips between two threads, after a warm-up;
+ * stores each trip's one-way latency in us. 0, or -1 when no thread starts. */
+int floor_sample(unsigned trips, double *one_way_us);
+
+/* --- parent side --- */
+
+typedef struct run_info {
+    char command[4096];
+    char date[64];
+    char host[1024];
+    long nproc_online;
+    int nallowed;
+    double elapsed_s;
+    calibration cal;
+    bool calibrated;
+    char cw_version[32];
+    const char *git_commit;
+    const char *compiler;
+} run_info;
+
+typedef struct progress {
+    int cell, ncells; /* cells done, cells in the run */
+    double t_start, budget_s;
+} progress;
+
+/* Re-executes this program pinned to c, reading its records into r (and cal);
+ * returns the child's exit status, or 128 + signal. */
+int run_child(char *const *argv, int argc, const options *o, const config *c,
+              const char *const *extra, int cfg, results *r, calibration *cal, progress *pg);
+
+const record *find_record(const results *r, const char *kernel, int cfg, const char *strategy);
+const cell *find_cell(const results *r, const char *kernel, int cfg);
+const char *kernel_param(const results *r, const char *kernel);
+/* A record's statistic over blocking's in the same (kernel, config); NAN if none. */
+double ratio_to_blocking(const results *r, const record *p, int metric, int stat);
+/* Cooperative's wake-up overhead on the latency cell of config cfg, in us: its
+ * median wall - kernel, or its median wall where profiling is unusable (then
+ * *from_wall is set; an upper bound), NAN when not run; and its ratio to that
+ * config's median floor, NAN where either is missing. */
+double coop_latency_overhead(const results *r, int cfg, bool *from_wall);
+double coop_floor_ratio(const results *r, int cfg);
+
+void print_run_header(FILE *f, const options *o, const run_info *ri, const results *r);
+void print_tables(FILE *f, const results *r, const config *cfgs, int ncfg, const kernel_spec *ks,
+                  int nk);
+void print_floors(FILE *f, const results *r, const config *cfgs, int ncfg);
+void print_stats(FILE *f, const results *r, const config *cfgs, int ncfg, const kernel_spec *ks,
+                 int nk);
+
+/* 0, or -1 after reporting why the file could not be written. */
+int write_json(const char *path, const options *o, const run_info *ri, const results *r,
+               const config *cfgs, int ncfg);
+int write_csv(const char *path, const run_info *ri, const results *r, const config *cfgs);
+/* 0 on success, 1 when gnuplot is missing (skipped), -1 on failure. */
+int write_plot(const char *png, const options *o, const results *r, const config *cfgs, int ncfg,
+               const kernel_spec *ks, int nk, const run_info *ri);
+
+#endif

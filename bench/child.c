@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cw-bench: the child's launch loop. A child runs pinned to one CPU
+ * configuration (the parent set its affinity and the runtime's worker count
+ * before exec), measures the floor, then runs every kernel with every
+ * selected strategy, interleaved block by block, and sends a summary record
+ * per (kernel, strategy) to the parent.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+void child_error(child *c, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s: %s\n", prog, c->label, msg);
+    proto_error(c->out, msg);
+}
+
+static cl_int enqueue(child *c, const kernel_spec *k, cl_event *ev) {
+    if (k->kind == K_BUSY)
+        return cwh_busy_enqueue(&c->h, &c->busy, k->iters, 0, NULL, ev);
+    if (k->kind == K_LATENCY) {
+        cl_int err = cwh_latency_enqueue(&c->h, &c->latency, 0, NULL, ev);
+        c->latency_launches += err == CL_SUCCESS;
+        return err;
+    }
+    float a = (c->saxpy_launches & 1u) ? -0.5f : 0.5f;
+    cl_int err = cwh_saxpy_enqueue(&c->h, &c->saxpy, a, 0, NULL, ev);
+    c->saxpy_launches += err == CL_SUCCESS;
+    return err;
+}
+
+int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
+    cw_wait_options wo = {.strategy = s, .spin_us = (uint32_t)c->o->spin_us};
+    struct timespec c0, w0, w1, c1;
+    cl_event ev = NULL;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    cl_int err = enqueue(c, k, &ev);
+    int rc = CW_OK;
+    cl_int st = CL_SUCCESS;
+    if (err == CL_SUCCESS)
+        rc = cw_wait(ev, &wo, &st);
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    if (err != CL_SUCCESS) {
+        child_error(c, "%s: enqueue failed: OpenCL error %d", k->name, err);
+        return -1;
+    }
+    if (rc != CW_OK) {
+        child_error(c, "%s: cw_wait(%s) failed: %s (OpenCL status %d)", k->name,
+                    cw_strategy_name(s), cw_strerror(rc), st);
+        clFinish(c->h.queue);
+        clReleaseEvent(ev);
+        return -1;
+    }
+    cl_ulong kns = 0;
+    err = cwh_event_runtime_ns(ev, &kns);
+    clReleaseEvent(ev);
+    if (err != CL_SUCCESS) {
+        child_error(c, "%s: event profiling failed: OpenCL error %d", k->name, err);
+        return -1;
+    }
+    if (out) {
+        out->cpu_us = (double)(ts_ns(&c1) - ts_ns(&c0)) / 1e3;
+        out->wall_us = (double)(ts_ns(&w1) - ts_ns(&w0)) / 1e3;
+        out->kernel_us = (double)kns / 1e3;
+    }
+    return 0;
+}
+
+static void stats_vector(const cw_stats *s, uint64_t v[NSTATS]) {
+    uint64_t head[8] = {s->waits,  s->spins, s->yields,   s->parks,
+                        s->sleeps, s->polls, s->timeouts, s->latency_count};
+    memcpy(v, head, sizeof head);
+    for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
+        v[8 + b] = s->latency_us[b];
+}
+
+/* The timed samples of one cell, per strategy, grown a round at a time. */
+typedef struct cell_samples {
+    sample *s[NSTRAT];
+    unsigned count, cap; /* per strategy */
+    uint64_t counts[NSTRAT][NSTATS];
+} cell_samples;
+
+static void reserve(cell_samples *cs, int ns, unsigned need) {
+    if (need <= cs->cap)
+        return;
+    unsigned cap = cs->cap ? cs->cap : 1024;
+    while (cap < need)
+        cap *= 2;
+    for (int j = 0; j < ns; ++j) {
+        sample *p = realloc(cs->s[j], sizeof(sample) * cap);
+        if (!p)
+            die("out of memory");
+        cs->s[j] = p;
+    }
+    cs->cap = cap;
+}
+
+/* Sends one R record (and S with --stats) per strategy. */
+static void send_results(child *c, const kernel_spec *k, const cw_strategy *strat, int ns,
+                         const cell_samples *cs, bool ok, size_t bad) {
+    double *v = malloc(sizeof(double) * (cs->count ? cs->count : 1));
+    if (!v)
+        die("out of memory");
+    for (int j = 0; j < ns; ++j) {
+        double st[M_COUNT][S_COUNT];
+        for (int m = 0; m < M_COUNT; ++m) {
+            for (unsigned i = 0; i < cs->count; ++i) {
+                const sample *p = &cs->s[j][i];
+                v[i] = m == M_CPU      ? p->cpu_us
+                       : m == M_WALL   ? p->wall_us
+                       : m == M_KERNEL ? p->kernel_us
+                                       : p->wall_us - p->kernel_us;
+            }
+            summarize(v, cs->count, st[m]);
+        }
+        proto_result(c->out, k->name, cw_strategy_name(strat[j]), cs->count, ok, bad, st);
+        if (c->o->stats)
+            proto_stats(c->out, k->name, cw_strategy_name(strat[j]), cs->counts[j]);
+    }
+    free(v);
+}
+
+/* Runs one cell: one kernel with every selected strategy, within the cell's
+ * time budget. Returns 0 or -1 (reported). */
+static int run_cell(child *c, const kernel_spec *k) {
+    const options *o = c->o;
+    double t0 = now_s();
+    cw_strategy strat[NSTRAT];
+    int ns = selected_strategies(o, strat);
+    char param[64];
+    if (k->kind == K_BUSY)
+        snprintf(param, sizeof param, "iters=%u global=%lu", k->iters, o->busy_global);
+    else if (k->kind == K_LATENCY)
+        snprintf(param, sizeof param, "global=1");
+    else
+        snprintf(param, sizeof param, "n=%lu", o->saxpy_n);
+    proto_kernel(c->out, k->name, param);
+
+    /* Warm-up: kernel compilation (cache), first launches, every strategy's
+     * first use (completion pool, callback thread paths). */
+    if (launch(c, k, CW_STRATEGY_BLOCKING, NULL) != 0)
+        return -1;
+    for (unsigned w = 0; w < o->warmup; ++w)
+        for (int j = 0; j < ns; ++j)
+            if (launch(c, k, strat[j], NULL) != 0)
+                return -1;
+
+    cell_samples cs;
+    memset(&cs, 0, sizeof cs);
+    reserve(&cs, ns, o->launches < 65536 ? o->launches : 65536);
+    int rc = 0;
+    const char *stopped_by = "launches";
+    /* Each round runs a block of every strategy, in a new random order each
+     * round (a fixed seed, so runs are repeatable): drift and ordering effects
+     * hit every strategy alike, and no strategy always follows the same one
+     * (after blocking, the same code measured up to 2 us CPU lower). The
+     * budget is checked between rounds only, so every strategy keeps the same
+     * number of launches. */
+    int order[NSTRAT];
+    for (int j = 0; j < ns; ++j)
+        order[j] = j;
+    uint32_t seed = 0x9e3779b9u;
+    while (rc == 0) {
+        double elapsed = now_s() - t0;
+        bool n_done = cs.count >= o->launches;
+        if (cs.count > 0 && elapsed >= o->max_time) {
+            stopped_by = "max-time";
+            break;
+        }
+        if (n_done && elapsed >= o->min_time) {
+            stopped_by = cs.count > o->launches ? "min-time" : "launches";
+            break;
+        }
+        unsigned count =
+            n_done || o->launches - cs.count >= o->block ? o->block : o->launches - cs.count;
+        reserve(&cs, ns, cs.count + count);
+        for (int j = ns - 1; j > 0; --j) {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            int pick = (int)(seed % (uint32_t)(j + 1)), tmp = order[j];
+            order[j] = order[pick];
+            order[pick] = tmp;
+        }
+        for (int j = 0; j < ns && rc == 0; ++j) {
+            int idx = order[j];
+            cw_stats before, after;
+            if (o->stats)
+                cw_stats_get(&before);
+            for (unsigned m = 0; m < count && rc == 0; ++m)
+                rc = launch(c, k, strat[idx], &cs.s[idx][cs.count + m]);
+            if (o->stats) {
+                uint64_t a[NSTATS], b[NSTATS];
+                cw_stats_get(&after);
+                stats_vector(&before, b);
+                stats_vector(&after, a);
+                for (int q = 0; q < NSTATS; ++q)
+                    cs.counts[idx][q] += a[q] - b[q];
+            }
+        }
+        cs.count += count;
+    }
+
+    /* Verify what the device computed, after every launch of this kernel. */
+    size_t bad = 0;
+    cl_int err = clFinish(c->h.queue);
+    if (err == CL_SUCCESS)
+        err = k->kind == K_BUSY ? cwh_busy_check(&c->h, &c->busy, &bad)
+              : k->kind == K_LATENCY
+                  ? cwh_latency_check(&c->h, &c->latency, c->latency_launches, &bad)
+                  : cwh_saxpy_check(&c->h, &c->saxpy, 0.5f, c->saxpy_launches & 1u, &bad);
+    bool ok = rc == 0 && err == CL_SUCCESS && bad == 0;
+    if (err != CL_SUCCESS)
+        child_error(c, "%s: reading the result back failed: OpenCL error %d", k->name, err);
+    else if (bad)
+        child_error(c, "%s: WRONG RESULT: %zu elements differ", k->name, bad);
+
+    bool profiling_ok = !c->profiling_unusable;
+    if (rc == 0 && cs.count > 0) {
+        double wall_sum = 0, kernel_sum = 0;
+        for (unsigned i = 0; i < cs.count; ++i) {
+            wall_sum += cs.s[0][i].wall_us;
+            kernel_sum += cs.s[0][i].kernel_us;
+        }
+        /* The latency kernel really runs for a tiny fraction of its wall
+         * time; only a run time of next to nothing (Mesa 22 rusticl reports
+         * about 1 ns) gives profiling away there. */
+        if (k->kind == K_LATENCY)
+            profiling_ok &= kernel_sum >= 0.05 * cs.count;
+        else
+            profiling_ok &= kernel_sum >= 0.01 * wall_sum;
+        if (!profiling_ok && !c->profiling_unusable)
+            proto_note(c->out, "event profiling reports almost no kernel run time on this "
+                               "platform: the kernel and overhead columns are meaningless");
+        c->profiling_unusable |= !profiling_ok;
+        send_results(c, k, strat, ns, &cs, ok, bad);
+    }
+    proto_cell(c->out, k->name, cs.count, now_s() - t0, stopped_by, profiling_ok);
+    for (int j = 0; j < ns; ++j)
+        free(cs.s[j]);
+    return ok ? 0 : -1;
+}
+
+int child_open(child *c, const options *o) {
+    memset(c, 0, sizeof *c);
+    c->o = o;
+    c->label = o->label ? o->label : "child";
+    c->out = fdopen(o->result_fd, "w");
+    if (!c->out)
+        die("--result-fd %d: %s", o->result_fd, strerror(errno));
+    char msg[2300];
+    cl_int err = cwh_open(&c->h, o->platform, true, msg, sizeof msg);
+    if (err != CL_SUCCESS) {
+        child_error(c, "OpenCL set-up failed: %s", msg);
+        return -1;
+    }
+    proto_header(c->out, "platform_name", c->h.platform_name);
+    proto_header(c->out, "platform_version", c->h.platform_version);
+    proto_header(c->out, "device_name", c->h.device_name);
+    proto_header(c->out, "device_version", c->h.device_version);
+    proto_header(c->out, "driver_version", c->h.driver_version);
+    return 0;
+}
+
+static cl_int kernel_init(child *c, const kernel_spec *k) {
+    switch (k->kind) {
+    case K_BUSY:
+        return cwh_busy_init(&c->h, &c->busy, c->o->busy_global);
+    case K_LATENCY:
+        c->latency_launches = 0;
+        return cwh_latency_init(&c->h, &c->latency);
+    case K_SAXPY:
+    default:
+        c->saxpy_launches = 0;
+        return cwh_saxpy_init(&c->h, &c->saxpy, (cl_uint)c->o->saxpy_n);
+    }
+}
+
+static void kernel_free(child *c, const kernel_spec *k) {
+    if (k->kind == K_BUSY)
+        cwh_busy_free(&c->busy);
+    else if (k->kind == K_LATENCY)
+        cwh_latency_free(&c->latency);
+    else
+        cwh_saxpy_free(&c->saxpy);
+}
+
+typedef struct floor_slices {
+    double *v;
+    unsigned trips, done;
+    unsigned slices, taken;
+} floor_slices;
+
+/* The next slice of the floor: an equal share of the trips still to do. */
+static int floor_slice(child *c, floor_slices *fs) {
+    if (fs->taken == fs->slices)
+        return 0;
+    unsigned n = (fs->trips - fs->done) / (fs->slices - fs->taken++);
+    if (floor_sample(n, fs->v + fs->done) != 0) {
+        child_error(c, "floor: cannot start the partner thread");
+        return -1;
+    }
+    fs->done += n;
+    return 0;
+}
+
+int child_run(const options *o) {
+    child c;
+    if (child_open(&c, o) != 0)
+        return 1;
+    kernel_spec ks[MAX_KERNELS];
+    int nk = build_kernels(o, ks);
+    int failures = 0;
+    /* The floor runs in this process, with OpenCL's threads started but idle
+     * between cells: the same pinning as the waits it is compared with. */
+    floor_slices fs = {.trips = o->floor_trips, .slices = (unsigned)nk + 1};
+    fs.v = malloc(sizeof *fs.v * fs.trips);
+    if (!fs.v)
+        die("out of memory");
+    for (int i = 0; i < nk; ++i) {
+        failures += floor_slice(&c, &fs) != 0;
+        if (ks[i].kind == K_BUSY && ks[i].iters < 64) {
+            child_error(&c, "%s: iterations unknown", ks[i].name);
+            return 1;
+        }
+        cl_int err = kernel_init(&c, &ks[i]);
+        if (err != CL_SUCCESS) {
+            child_error(&c, "%s: cannot allocate buffers: OpenCL error %d", ks[i].name, err);
+            ++failures;
+            continue;
+        }
+        failures += run_cell(&c, &ks[i]) != 0;
+        kernel_free(&c, &ks[i]);
+    }
+    if (floor_slice(&c, &fs) == 0) {
+        double st[S_COUNT];
+        summarize(fs.v, fs.trips, st);
+        proto_floor(c.out, fs.trips, st);
+    } else {
+        ++failures;
+    }
+    free(fs.v);
+    cwh_close(&c.h);
+    fclose(c.out);
+    return failures ? 1 : 0;
+}

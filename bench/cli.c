@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/* cw-bench: the command line (getopt_long) and the kernels it selects. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: cw-bench [options]\n"
+            "Compares cw's wait strategies (cw_wait) on OpenCL kernels: the launching thread's\n"
+            "CPU time, wall time, kernel run time (event profiling) and overhead per launch.\n"
+            "Each CPU configuration runs in a re-executed copy of this program, pinned to its\n"
+            "CPUs with the OpenCL runtime's worker count set to match (POCL_MAX_PTHREAD_COUNT,\n"
+            "POCL_CPU_MAX_CU_COUNT, LP_NUM_THREADS). Strategies are interleaved in blocks.\n"
+            "A cell is one kernel on one configuration, every strategy included.\n"
+            "Options take their value as --opt VALUE or --opt=VALUE.\n"
+            "\n"
+            "options (default in brackets):\n"
+            "  --launches N        timed launches per strategy in a cell [%u; quick %u]\n"
+            "  --min-time SEC      keep launching a cell past N launches until SEC seconds\n"
+            "                      have passed in it (never past --max-time) [%g]\n"
+            "  --max-time SEC      stop a cell after the round in which SEC seconds passed,\n"
+            "                      warm-up included, even short of N launches [%g]\n"
+            "  --block N           launches per strategy per round-robin block [%u]\n"
+            "  --warmup N          untimed launches per strategy before timing [%u; quick %u]\n"
+            "  --strategies LIST   comma-separated subset of:",
+            DEF_LAUNCHES, QUICK_LAUNCHES, DEF_MIN_TIME, DEF_MAX_TIME, DEF_BLOCK, DEF_WARMUP,
+            QUICK_WARMUP);
+    int col = 44;
+    for (int s = CW_STRATEGY_BLOCKING; s < CW_STRATEGY_COUNT; ++s) {
+        const char *name = cw_strategy_name((cw_strategy)s);
+        if (col + (int)strlen(name) + 1 > 80) {
+            fputs("\n                     ", f);
+            col = 21;
+        }
+        col += fprintf(f, " %s,", name);
+    }
+    fprintf(
+        f,
+        "\n"
+        "                      or %s: the library's default strategy, run as such\n"
+        "                      (cw currently resolves it to auto) [all but %s]\n"
+        "  --configs LIST      CPU configurations: a count N (the first N allowed CPUs,\n"
+        "                      N workers) or 'all' (every allowed CPU) [1,all]\n"
+        "  --kernels LIST      subset of: saxpy, latency, busy (every busy size), or a\n"
+        "                      busy kernel by name, e.g. busy-100us,busy-1ms [all]\n"
+        "  --busy-us LIST      target run times of the busy kernel on one worker, in us,\n"
+        "                      calibrated at start-up (at most %d) [100,1000]\n"
+        "  --busy-iters LIST   iterations for each busy size instead of calibrating\n"
+        "  --busy-global N     work-items of the busy kernel [%u]\n"
+        "  --saxpy-n N         floats in saxpy [%u]\n"
+        "  --floor-trips N     futex ping-pong round trips for each config's floor\n"
+        "                      [%u; quick %u]\n"
+        "  --platform NAME     first OpenCL platform whose name contains NAME\n"
+        "                      [$CW_PLATFORM, else PoCL, else the first]; for 'rusticl',\n"
+        "                      RUSTICL_ENABLE=llvmpipe is set unless already set\n"
+        "  --spin-us N         cw_wait_options.spin_us: spin-park's budget, auto's cap\n"
+        "                      (1 to %u) [cw's default]\n"
+        "  --stats             print cw's wait statistics (cw_stats) per strategy and cell\n"
+        "  --json FILE         write {\"header\": {...}, \"floor\": [...], \"results\": [...]}\n"
+        "                      [none]\n"
+        "  --csv FILE          write a header row and one row per (kernel, config,\n"
+        "                      strategy) [none]\n"
+        "  --plot FILE.png     plot mean CPU and wall per launch with gnuplot [none]\n"
+        "  --quick             smoke run: %u launches, %u warm-up, %u floor trips, short\n"
+        "                      calibration, for what is not given\n"
+        "  -h, --help          this text\n"
+        "internal, set by the parent when it re-executes itself (not for direct use):\n"
+        "  --child MODE        run or calibrate\n"
+        "  --result-fd FD      the pipe to write records to\n"
+        "  --label TEXT        the name of the child in its messages\n"
+        "\n"
+        "The table goes to stdout, progress (one line per cell) to stderr. Exit status:\n"
+        "0 when every wait succeeded and every result verified, 1 otherwise, 2 on a\n"
+        "usage error.\n",
+        cw_strategy_name(CW_STRATEGY_DEFAULT), cw_strategy_name(CW_STRATEGY_DEFAULT), MAX_BUSY,
+        DEF_BUSY_GLOBAL, DEF_SAXPY_N, DEF_FLOOR_TRIPS, QUICK_FLOOR_TRIPS, CW_SPIN_US_MAX,
+        QUICK_LAUNCHES, QUICK_WARMUP, QUICK_FLOOR_TRIPS);
+}
+
+static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out) {
+    char *end;
+    errno = 0;
+    if (!s || !isdigit((unsigned char)*s))
+        return false;
+    unsigned long v = strtoul(s, &end, 0);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_double(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    if (!s || !*s)
+        return false;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= lo && v <= hi))
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Splits a comma-separated list in place; -1 when it holds more than max items. */
+static int split_list(char *s, char **items, int max) {
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == max)
+            return -1;
+        items[n++] = tok;
+    }
+    return n;
+}
+
+static unsigned uint_opt(const char *name, const char *v, unsigned long lo, unsigned long hi) {
+    unsigned long u;
+    if (!parse_uint(v, lo, hi, &u))
+        die("--%s: expected a whole number from %lu to %lu, got '%s'", name, lo, hi, v);
+    return (unsigned)u;
+}
+
+static void parse_strategies(const char *v, options *o) {
+    char buf[512], *names[NSTRAT + 1];
+    snprintf(buf, sizeof buf, "%s", v);
+    int n = split_list(buf, names, NSTRAT);
+    if (n <= 0)
+        die("--strategies: expected a list of at most %d names, got '%s'", NSTRAT, v);
+    memset(o->strategy_on, 0, sizeof o->strategy_on);
+    for (int k = 0; k < n; ++k) {
+        cw_strategy s;
+        if (cw_strategy_from_name(names[k], &s) != CW_OK)
+            die("--strategies: unknown strategy '%s' (see --help)", names[k]);
+        o->strategy_on[s] = true;
+    }
+}
+
+static void parse_configs(const char *v, options *o) {
+    char buf[512], *items[MAX_CONFIGS + 1];
+    snprintf(buf, sizeof buf, "%s", v);
+    int n = split_list(buf, items, MAX_CONFIGS);
+    if (n <= 0)
+        die("--configs: expected a list like 1,all (at most %d), got '%s'", MAX_CONFIGS, v);
+    for (int k = 0; k < n; ++k) {
+        unsigned long u;
+        if (!strcmp(items[k], "all"))
+            o->cfg_cpus[k] = 0;
+        else if (parse_uint(items[k], 1, 4096, &u))
+            o->cfg_cpus[k] = (int)u;
+        else
+            die("--configs: '%s' is neither a CPU count nor 'all'", items[k]);
+        snprintf(o->cfg_spec[k], sizeof o->cfg_spec[k], "%s", items[k]);
+    }
+    o->ncfg = n;
+}
+
+static void parse_busy(int which, const char *v, options *o) {
+    char buf[512], *items[MAX_BUSY + 1];
+    snprintf(buf, sizeof buf, "%s", v);
+    int n = split_list(buf, items, MAX_BUSY);
+    if (n <= 0)
+        die("--busy-%s: expected 1 to %d values, got '%s'", which ? "iters" : "us", MAX_BUSY, v);
+    for (int k = 0; k < n; ++k) {
+        unsigned long u;
+        if (which == 0 && !parse_double(items[k], 1, 1e7, &o->busy_us[k]))
+            die("--busy-us: '%s' is not a run time in us (1 to 1e7)", items[k]);
+        if (which == 1 && !parse_uint(items[k], 64, 4000000000ul, &u))
+            die("--busy-iters: '%s' is not a count from 64 to 4000000000", items[k]);
+        if (which == 1)
+            o->busy_iters[k] = (unsigned)u;
+    }
+    if (which == 1) {
+        o->busy_iters_set = true;
+        if (n != o->nbusy) /* the counts define the sizes; their targets are unknown */
+            for (int k = 0; k < n; ++k)
+                o->busy_us[k] = 0;
+    }
+    o->nbusy = n;
+}
+
+enum {
+    OPT_LAUNCHES = 256,
+    OPT_MIN_TIME,
+    OPT_MAX_TIME,
+    OPT_BLOCK,
+    OPT_WARMUP,
+    OPT_STRATEGIES,
+    OPT_CONFIGS,
+    OPT_KERNELS,
+    OPT_BUSY_US,
+    OPT_BUSY_ITERS,
+    OPT_BUSY_GLOBAL,
+    OPT_SAXPY_N,
+    OPT_FLOOR_TRIPS,
+    OPT_PLATFORM,
+    OPT_SPIN_US,
+    OPT_STATS,
+    OPT_JSON,
+    OPT_CSV,
+    OPT_PLOT,
+    OPT_QUICK,
+    OPT_CHILD,
+    OPT_RESULT_FD,
+    OPT_LABEL,
+};
+
+static const struct option long_options[] = {
+    {"launches", required_argument, NULL, OPT_LAUNCHES},
+    {"min-time", required_argument, NULL, OPT_MIN_TIME},
+    {"max-time", required_argument, NULL, OPT_MAX_TIME},
+    {"block", required_argument, NULL, OPT_BLOCK},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"strategies", required_argument, NULL, OPT_STRATEGIES},
+    {"configs", required_argument, NULL, OPT_CONFIGS},
+    {"kernels", required_argument, NULL, OPT_KERNELS},
+    {"busy-us", required_argument, NULL, OPT_BUSY_US},
+    {"busy-iters", required_argument, NULL, OPT_BUSY_ITERS},
+    {"busy-global", required_argument, NULL, OPT_BUSY_GLOBAL},
+    {"saxpy-n", required_argument, NULL, OPT_SAXPY_N},
+    {"floor-trips", required_argument, NULL, OPT_FLOOR_TRIPS},
+    {"platform", required_argument, NULL, OPT_PLATFORM},
+    {"spin-us", required_argument, NULL, OPT_SPIN_US},
+    {"stats", no_argument, NULL, OPT_STATS},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"csv", required_argument, NULL, OPT_CSV},
+    {"plot", required_argument, NULL, OPT_PLOT},
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"help", no_argument, NULL, 'h'},
+    {"child", required_argument, NULL, OPT_CHILD},
+    {"result-fd", required_argument, NULL, OPT_RESULT_FD},
+    {"label", required_argument, NULL, OPT_LABEL},
+    {NULL, 0, NULL, 0},
+};
+
+static void defaults(options *o) {
+    memset(o, 0, sizeof *o);
+    o->launches = DEF_LAUNCHES;
+    o->block = DEF_BLOCK;
+    o->warmup = DEF_WARMUP;
+    o->min_time = DEF_MIN_TIME;
+    o->max_time = DEF_MAX_TIME;
+    o->floor_trips = DEF_FLOOR_TRIPS;
+    for (int s = CW_STRATEGY_BLOCKING; s < CW_STRATEGY_COUNT; ++s)
+        o->strategy_on[s] = true;
+    o->ncfg = 2;
+    o->cfg_cpus[0] = 1;
+    strcpy(o->cfg_spec[0], "1");
+    o->cfg_cpus[1] = 0;
+    strcpy(o->cfg_spec[1], "all");
+    o->nbusy = 2;
+    o->busy_us[0] = 100;
+    o->busy_us[1] = 1000;
+    o->busy_global = DEF_BUSY_GLOBAL;
+    o->saxpy_n = DEF_SAXPY_N;
+    o->result_fd = -1;
+}
+
+void parse_options(int argc, char **argv, options *o) {
+    defaults(o);
+    opterr = 0;
+    int c, longindex;
+    while ((c = getopt_long(argc, argv, ":h", long_options, &longindex)) != -1) {
+        const char *v = optarg;
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            exit(0);
+        case OPT_LAUNCHES:
+            o->launches = uint_opt("launches", v, 1, 10000000);
+            o->launches_set = true;
+            break;
+        case OPT_MIN_TIME:
+        case OPT_MAX_TIME:
+            if (!parse_double(v, 0, 1e6, c == OPT_MIN_TIME ? &o->min_time : &o->max_time))
+                die("--%s: expected seconds from 0 to 1e6, got '%s'",
+                    c == OPT_MIN_TIME ? "min-time" : "max-time", v);
+            break;
+        case OPT_BLOCK:
+            o->block = uint_opt("block", v, 1, 1000000);
+            break;
+        case OPT_WARMUP:
+            o->warmup = uint_opt("warmup", v, 0, 1000000);
+            o->warmup_set = true;
+            break;
+        case OPT_STRATEGIES:
+            parse_strategies(v, o);
+            break;
+        case OPT_CONFIGS:
+            parse_configs(v, o);
+            break;
+        case OPT_KERNELS:
+            snprintf(o->kernels_sel, sizeof o->kernels_sel, "%s", v);
+            break;
+        case OPT_BUSY_US:
+            parse_busy(0, v, o);
+            break;
+        case OPT_BUSY_ITERS:
+            parse_busy(1, v, o);
+            break;
+        case OPT_BUSY_GLOBAL:
+            o->busy_global = uint_opt("busy-global", v, 1, 1ul << 26);
+            break;
+        case OPT_SAXPY_N:
+            o->saxpy_n = uint_opt("saxpy-n", v, 1, 1ul << 28);
+            break;
+        case OPT_FLOOR_TRIPS:
+            o->floor_trips = uint_opt("floor-trips", v, 10, 10000000);
+            o->floor_trips_set = true;
+            break;
+        case OPT_PLATFORM:
+            o->platform = v;
+            break;
+        case OPT_SPIN_US:
+            o->spin_us = uint_opt("spin-us", v, 1, CW_SPIN_US_MAX);
+            break;
+        case OPT_STATS:
+            o->stats = true;
+            break;
+        case OPT_JSON:
+            o->json = v;
+            break;
+        case OPT_CSV:
+            o->csv = v;
+            break;
+        case OPT_PLOT:
+            o->plot = v;
+            break;
+        case OPT_QUICK:
+            o->quick = true;
+            break;
+        case OPT_CHILD:
+            if (!strcmp(v, "run"))
+                o->mode = MODE_RUN;
+            else if (!strcmp(v, "calibrate"))
+                o->mode = MODE_CALIBRATE;
+            else
+                die("--child: expected run or calibrate, got '%s'", v);
+            break;
+        case OPT_RESULT_FD:
+            o->result_fd = (int)uint_opt("result-fd", v, 0, 1 << 20);
+            break;
+        case OPT_LABEL:
+            o->label = v;
+            break;
+        case ':':
+            die("%s: missing value (see --help)", argv[optind - 1]);
+        default:
+            fprintf(stderr, "%s: unknown option '%s'\n\n", prog, argv[optind - 1]);
+            usage(stderr);
+            exit(2);
+        }
+    }
+    if (optind < argc)
+        die("unexpected argument '%s' (see --help)", argv[optind]);
+    if (o->quick) {
+        if (!o->launches_set)
+            o->launches = QUICK_LAUNCHES;
+        if (!o->warmup_set)
+            o->warmup = QUICK_WARMUP;
+        if (!o->floor_trips_set)
+            o->floor_trips = QUICK_FLOOR_TRIPS;
+    }
+    if (o->min_time > o->max_time)
+        die("--min-time %g is above --max-time %g", o->min_time, o->max_time);
+    cw_strategy s[NSTRAT];
+    if (selected_strategies(o, s) == 0)
+        die("no strategy selected");
+}
+
+int selected_strategies(const options *o, cw_strategy out[NSTRAT]) {
+    int n = 0;
+    for (int s = 0; s < NSTRAT; ++s)
+        if (o->strategy_on[s])
+            out[n++] = (cw_strategy)s;
+    return n;
+}

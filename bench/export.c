@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/* cw-bench: the results as JSON (header + records) and as CSV (one row a record). */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "bench.h"
+
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p == '\t')
+            fputs("\\t", f);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void json_number(FILE *f, double v) {
+    if (isfinite(v))
+        fprintf(f, "%.4f", v);
+    else
+        fputs("null", f);
+}
+
+/* ", \"key\": " then the string or number. */
+static void jstr(FILE *f, const char *key, const char *v) {
+    fprintf(f, ", \"%s\": ", key);
+    json_string(f, v);
+}
+
+static void jnum(FILE *f, const char *key, double v) {
+    fprintf(f, ", \"%s\": ", key);
+    json_number(f, v);
+}
+
+static const char *header_value(const results *r, const char *key) {
+    for (int i = 0; i < r->nheader; ++i)
+        if (!strcmp(r->header[i][0], key))
+            return r->header[i][1];
+    return "";
+}
+
+static void json_list(FILE *f, const char *key, const char (*items)[512], int n) {
+    fprintf(f, ",\n    \"%s\": [", key);
+    for (int i = 0; i < n; ++i) {
+        fputs(i ? ", " : "", f);
+        json_string(f, items[i]);
+    }
+    fputc(']', f);
+}
+
+static void json_header(FILE *f, const options *o, const run_info *ri, const results *r,
+                        const config *cfgs, int ncfg) {
+    fputs("  \"header\": {\n    \"cw_version\": ", f);
+    json_string(f, ri->cw_version);
+    jstr(f, "git_commit", ri->git_commit);
+    jstr(f, "compiler", ri->compiler);
+    for (int i = 0; i < r->nheader; ++i)
+        jstr(f, r->header[i][0], r->header[i][1]);
+    fputs(",\n    \"host\": {\"uname\": ", f);
+    json_string(f, ri->host);
+    fprintf(f, ", \"nproc\": %ld, \"allowed_cpus\": %d}", ri->nproc_online, ri->nallowed);
+    jstr(f, "date", ri->date);
+    jstr(f, "command", ri->command);
+    fprintf(f,
+            ",\n    \"elapsed_s\": %.1f, \"launches\": %u, \"min_time_s\": %g, "
+            "\"max_time_s\": %g, \"block\": %u, \"warmup\": %u, \"quick\": %s, "
+            "\"saxpy_n\": %lu, \"busy_global\": %lu, \"floor_trips\": %u",
+            ri->elapsed_s, o->launches, o->min_time, o->max_time, o->block, o->warmup,
+            o->quick ? "true" : "false", o->saxpy_n, o->busy_global, o->floor_trips);
+    fputs(",\n    \"busy_calibration\": [", f);
+    for (int b = 0; b < o->nbusy; ++b) {
+        char name[32];
+        busy_name(o->busy_us[b], o->busy_iters[b], name, sizeof name);
+        bool have = ri->calibrated && ri->cal.have[b];
+        fprintf(f, "%s{\"kernel\": \"%s\", \"iters\": %u", b ? ", " : "", name, o->busy_iters[b]);
+        jnum(f, "target_us", o->busy_us[b] > 0 ? o->busy_us[b] : NAN);
+        jnum(f, "measured_us_one_worker", have ? ri->cal.measured_us[b] : NAN);
+        fprintf(f, ", \"calibrated\": %s, \"reached\": %s}", have ? "true" : "false",
+                !have                ? "null"
+                : ri->cal.reached[b] ? "true"
+                                     : "false");
+    }
+    fputs("],\n    \"strategies\": [", f);
+    cw_strategy strat[NSTRAT];
+    int ns = selected_strategies(o, strat);
+    for (int j = 0; j < ns; ++j)
+        fprintf(f, "%s\"%s\"", j ? ", " : "", cw_strategy_name(strat[j]));
+    fputs("],\n    \"configs\": [", f);
+    for (int c = 0; c < ncfg; ++c) {
+        fprintf(f, "%s{\"config\": ", c ? ", " : "");
+        json_string(f, cfgs[c].spec);
+        fprintf(f, ", \"cpus\": %d, \"workers\": %d", cfgs[c].ncpus, cfgs[c].ncpus);
+        jstr(f, "cpu_list", cfgs[c].cpu_list);
+        fputc('}', f);
+    }
+    kernel_spec ks[MAX_KERNELS];
+    int nk = build_kernels(o, ks);
+    fputs("],\n    \"kernels\": [", f);
+    for (int i = 0; i < nk; ++i)
+        fprintf(f, "%s\"%s\"", i ? ", " : "", ks[i].name);
+    fputc(']', f);
+    json_list(f, "notes", r->notes, r->nnotes);
+    json_list(f, "errors", r->errors, r->nerr);
+    fputs(",\n    \"units\": \"microseconds per launch; ratios against blocking in the same "
+          "(kernel, config); floor: one-way futex wake-to-run latency\"\n  },\n",
+          f);
+}
+
+static void json_floor(FILE *f, const results *r, const config *cfgs, int ncfg) {
+    fputs("  \"floor\": [", f);
+    for (int c = 0; c < ncfg; ++c) {
+        const floor_result *fl = &r->floors[c];
+        fprintf(f, "%s\n    {\"config\": ", c ? "," : "");
+        json_string(f, cfgs[c].spec);
+        fprintf(f, ", \"cpus\": %d", cfgs[c].ncpus);
+        jstr(f, "cpu_list", cfgs[c].cpu_list);
+        fprintf(f, ", \"trips\": %u", fl->have ? fl->trips : 0);
+        for (int q = 0; q < S_COUNT; ++q) {
+            char key[32];
+            snprintf(key, sizeof key, "one_way_us_%s", stat_names[q]);
+            jnum(f, key, fl->have ? fl->st[q] : NAN);
+        }
+        bool from_wall = false;
+        double over = coop_latency_overhead(r, c, &from_wall);
+        jnum(f, "cooperative_latency_overhead_us_median", over);
+        if (isfinite(over))
+            jstr(f, "cooperative_latency_overhead_basis",
+                 from_wall ? "median wall (event profiling unusable): an upper bound"
+                           : "median wall - kernel");
+        else
+            fputs(", \"cooperative_latency_overhead_basis\": null", f);
+        jnum(f, "cooperative_overhead_to_floor", coop_floor_ratio(r, c));
+        fputc('}', f);
+    }
+    fputs("\n  ],\n", f);
+}
+
+static void json_record(FILE *f, const results *r, const record *p, const config *c) {
+    fprintf(f, "\n    {\"kernel\": \"%s\"", p->kernel);
+    jstr(f, "kernel_param", kernel_param(r, p->kernel));
+    jstr(f, "config", c->spec);
+    fprintf(f, ", \"cpus\": %d, \"workers\": %d", c->ncpus, c->ncpus);
+    jstr(f, "cpu_list", c->cpu_list);
+    fprintf(f, ", \"strategy\": \"%s\", \"launches\": %u, \"ok\": %s, \"mismatches\": %zu",
+            p->strategy, p->launches, p->ok ? "true" : "false", p->mismatches);
+    const cell *ce = find_cell(r, p->kernel, p->cfg);
+    jnum(f, "cell_elapsed_s", ce ? ce->elapsed_s : NAN);
+    jstr(f, "stopped_by", ce ? ce->stopped_by : "");
+    for (int m = 0; m < M_COUNT; ++m)
+        for (int q = 0; q < S_COUNT; ++q) {
+            char key[32];
+            snprintf(key, sizeof key, "%s_us_%s", metric_names[m], stat_names[q]);
+            jnum(f, key, p->st[m][q]);
+        }
+    jnum(f, "cpu_ratio_mean", ratio_to_blocking(r, p, M_CPU, S_MEAN));
+    jnum(f, "cpu_ratio_median", ratio_to_blocking(r, p, M_CPU, S_MEDIAN));
+    jnum(f, "wall_ratio_mean", ratio_to_blocking(r, p, M_WALL, S_MEAN));
+    jnum(f, "wall_ratio_median", ratio_to_blocking(r, p, M_WALL, S_MEDIAN));
+    if (p->has_stats) {
+        fputs(", \"stats\": {", f);
+        for (int q = 0; q < 8; ++q)
+            fprintf(f, "%s\"%s\": %llu", q ? ", " : "", stats_names[q],
+                    (unsigned long long)p->stats[q]);
+        fputs(", \"latency_us_log2_buckets\": [", f);
+        for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
+            fprintf(f, "%s%llu", b ? ", " : "", (unsigned long long)p->stats[8 + b]);
+        fputs("]}", f);
+    }
+    fputc('}', f);
+}
+
+static int close_file(FILE *f, const char *path) {
+    if (fclose(f) != 0) {
+        fprintf(stderr, "%s: error writing %s\n", prog, path);
+        return -1;
+    }
+    return 0;
+}
+
+int write_json(const char *path, const options *o, const run_info *ri, const results *r,
+               const config *cfgs, int ncfg) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
+        return -1;
+    }
+    fputs("{\n", f);
+    json_header(f, o, ri, r, cfgs, ncfg);
+    json_floor(f, r, cfgs, ncfg);
+    fputs("  \"results\": [", f);
+    for (int i = 0; i < r->nrec; ++i) {
+        fputs(i ? "," : "", f);
+        json_record(f, r, &r->rec[i], &cfgs[r->rec[i].cfg]);
+    }
+    fputs("\n  ]\n}\n", f);
+    return close_file(f, path);
+}
+
+static void csv_string(FILE *f, const char *s) {
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; ++s) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_number(FILE *f, double v) {
+    fputc(',', f);
+    if (isfinite(v))
+        fprintf(f, "%.4f", v);
+}
+
+int write_csv(const char *path, const run_info *ri, const results *r, const config *cfgs) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
+        return -1;
+    }
+    /* One header row, then data rows: the run's identity repeats on every row
+     * so each row stands alone (the JSON holds the rest of the run's header). */
+    fputs("kernel,kernel_param,config,cpus,workers,cpu_list,strategy,launches,ok", f);
+    for (int m = 0; m < M_COUNT; ++m)
+        for (int q = 0; q < S_COUNT; ++q)
+            fprintf(f, ",%s_us_%s", metric_names[m], stat_names[q]);
+    fputs(",cpu_ratio_mean,cpu_ratio_median,wall_ratio_mean,wall_ratio_median,cell_elapsed_s,"
+          "stopped_by,floor_one_way_us_median,cw_version,git_commit,compiler,platform,device,"
+          "command\n",
+          f);
+    for (int i = 0; i < r->nrec; ++i) {
+        const record *p = &r->rec[i];
+        const config *c = &cfgs[p->cfg];
+        const cell *ce = find_cell(r, p->kernel, p->cfg);
+        fprintf(f, "%s,", p->kernel);
+        csv_string(f, kernel_param(r, p->kernel));
+        fprintf(f, ",%s,%d,%d,", c->spec, c->ncpus, c->ncpus);
+        csv_string(f, c->cpu_list);
+        fprintf(f, ",%s,%u,%d", p->strategy, p->launches, p->ok);
+        for (int m = 0; m < M_COUNT; ++m)
+            for (int q = 0; q < S_COUNT; ++q)
+                csv_number(f, p->st[m][q]);
+        csv_number(f, ratio_to_blocking(r, p, M_CPU, S_MEAN));
+        csv_number(f, ratio_to_blocking(r, p, M_CPU, S_MEDIAN));
+        csv_number(f, ratio_to_blocking(r, p, M_WALL, S_MEAN));
+        csv_number(f, ratio_to_blocking(r, p, M_WALL, S_MEDIAN));
+        csv_number(f, ce ? ce->elapsed_s : NAN);
+        fputc(',', f);
+        csv_string(f, ce ? ce->stopped_by : "");
+        csv_number(f, r->floors[p->cfg].have ? r->floors[p->cfg].st[S_MEDIAN] : NAN);
+        const char *ident[] = {ri->cw_version,
+                               ri->git_commit,
+                               ri->compiler,
+                               header_value(r, "platform_name"),
+                               header_value(r, "device_name"),
+                               ri->command};
+        for (size_t j = 0; j < sizeof ident / sizeof ident[0]; ++j) {
+            fputc(',', f);
+            csv_string(f, ident[j]);
+        }
+        fputc('\n', f);
+    }
+    return close_file(f, path);
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cw-bench: compare cw's wait strategies on real kernels.
+ *
+ * The parent process never touches OpenCL: it calibrates the busy kernel in
+ * one child, runs each CPU configuration in another (runner.c), then prints
+ * the tables and writes JSON, CSV and a plot. Every wait goes through
+ * cw_wait: the benchmark never waits by itself.
+ */
+#include <ctype.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#ifndef CW_BENCH_GIT_COMMIT
+#define CW_BENCH_GIT_COMMIT "unknown"
+#endif
+#if defined(__clang__)
+#define BENCH_COMPILER __VERSION__
+#elif defined(__GNUC__)
+#define BENCH_COMPILER "gcc " __VERSION__
+#else
+#define BENCH_COMPILER "unknown"
+#endif
+
+static void shell_join(int argc, char **argv, char *out, size_t len) {
+    size_t pos = 0;
+    out[0] = '\0';
+    for (int i = 0; i < argc && pos + 4 < len; ++i) {
+        const char *a = argv[i];
+        bool plain = *a != '\0';
+        for (const char *p = a; *p; ++p)
+            plain &= isalnum((unsigned char)*p) || strchr("-_./,=:+@%", *p) != NULL;
+        if (i)
+            out[pos++] = ' ';
+        if (plain) {
+            pos += (size_t)snprintf(out + pos, len - pos, "%s", a);
+        } else {
+            out[pos++] = '\'';
+            for (const char *p = a; *p && pos + 6 < len; ++p) {
+                if (*p == '\'')
+                    pos += (size_t)snprintf(out + pos, len - pos, "'\\''");
+                else
+                    out[pos++] = *p;
+            }
+            out[pos++] = '\'';
+        }
+        if (pos >= len)
+            pos = len - 1;
+        out[pos] = '\0';
+    }
+}
+
+static void gather_run_info(int argc, char **argv, run_info *ri) {
+    memset(ri, 0, sizeof *ri);
+    shell_join(argc, argv, ri->command, sizeof ri->command);
+    time_t t = time(NULL);
+    strftime(ri->date, sizeof ri->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(ri->host, sizeof ri->host, "%s %s %s %s %s", u.sysname, u.nodename, u.release,
+                 u.version, u.machine);
+    ri->nproc_online = sysconf(_SC_NPROCESSORS_ONLN);
+    ri->nallowed = allowed_cpus();
+    snprintf(ri->cw_version, sizeof ri->cw_version, "%d.%d.%d", CW_VERSION_MAJOR, CW_VERSION_MINOR,
+             CW_VERSION_PATCH);
+    ri->git_commit = CW_BENCH_GIT_COMMIT;
+    ri->compiler = BENCH_COMPILER;
+}
+
+static void add_note(results *r, const char *text) {
+    if (r->nnotes < 8)
+        snprintf(r->notes[r->nnotes++], sizeof r->notes[0], "%s", text);
+}
+
+/* Calibrates the busy sizes on one worker, pinned to the first allowed CPU. */
+static int calibrate_busy(int argc, char **argv, options *o, results *r, run_info *ri) {
+    config one;
+    options tmp = *o;
+    tmp.ncfg = 1;
+    tmp.cfg_cpus[0] = 1;
+    build_configs(&tmp, &one);
+    fprintf(stderr, "[calibration] busy kernel on 1 worker (cpu %s), targets", one.cpu_list);
+    for (int b = 0; b < o->nbusy; ++b)
+        fprintf(stderr, " %g us", o->busy_us[b]);
+    fputc('\n', stderr);
+    const char *extra[] = {"--child", "calibrate", "--label", "calibration", NULL};
+    int st = run_child(argv, argc, o, &one, extra, -1, r, &ri->cal, NULL);
+    for (int b = 0; b < o->nbusy; ++b)
+        if (!ri->cal.have[b])
+            st = st ? st : 1;
+    if (st != 0) {
+        fprintf(stderr, "%s: calibration failed\n", prog);
+        for (int i = 0; i < r->nerr; ++i)
+            fprintf(stderr, "  %s\n", r->errors[i]);
+        return -1;
+    }
+    ri->calibrated = true;
+    for (int b = 0; b < o->nbusy; ++b) {
+        o->busy_iters[b] = ri->cal.iters[b];
+        fprintf(stderr, "[calibration] %g us target: %u iterations, measured %.1f us\n",
+                o->busy_us[b], ri->cal.iters[b], ri->cal.measured_us[b]);
+        if (!ri->cal.reached[b]) {
+            char msg[512];
+            snprintf(msg, sizeof msg,
+                     "busy kernel: cannot calibrate to %g us on this platform: %u iterations "
+                     "run %.1f us; its cells run at that length",
+                     o->busy_us[b], ri->cal.iters[b], ri->cal.measured_us[b]);
+            fprintf(stderr, "[calibration] %s\n", msg);
+            add_note(r, msg);
+        }
+    }
+    return 0;
+}
+
+static int parent_main(int argc, char **argv, const options *o0) {
+    options o = *o0;
+    double t_start = now_s();
+    run_info ri;
+    gather_run_info(argc, argv, &ri);
+    config cfgs[MAX_CONFIGS];
+    int ncfg = build_configs(&o, cfgs);
+    kernel_spec ks[MAX_KERNELS];
+    int nk = build_kernels(&o, ks);
+    if (nk == 0)
+        die("--kernels '%s' selects no kernel (see --help)", o.kernels_sel);
+    bool need_busy = false;
+    for (int i = 0; i < nk; ++i)
+        need_busy |= ks[i].kind == K_BUSY;
+    if (!o.strategy_on[CW_STRATEGY_BLOCKING])
+        fprintf(stderr, "%s: note: blocking is not selected, so there are no ratios\n", prog);
+
+    progress pg = {0, nk * ncfg, t_start, o.max_time};
+    fprintf(stderr,
+            "[plan] %d cell%s (%d kernel%s x %d config%s), each until %u launches per strategy "
+            "or %g s: at most about %.0f s (%.1f min) of cells, plus calibration and each "
+            "config's start-up\n",
+            pg.ncells, pg.ncells == 1 ? "" : "s", nk, nk == 1 ? "" : "s", ncfg,
+            ncfg == 1 ? "" : "s", o.launches, o.max_time, pg.ncells * o.max_time,
+            pg.ncells * o.max_time / 60);
+
+    results r;
+    memset(&r, 0, sizeof r);
+    if (need_busy && !o.busy_iters_set && calibrate_busy(argc, argv, &o, &r, &ri) != 0)
+        return 1;
+    char itersbuf[128] = "";
+    if (need_busy) {
+        size_t pos = 0;
+        for (int b = 0; b < o.nbusy; ++b)
+            pos += (size_t)snprintf(itersbuf + pos, sizeof itersbuf - pos, "%s%u", b ? "," : "",
+                                    o.busy_iters[b]);
+        nk = build_kernels(&o, ks);
+    }
+
+    int failures = 0;
+    for (int c = 0; c < ncfg; ++c) {
+        char label[64], title[320];
+        snprintf(label, sizeof label, "config %d/%d", c + 1, ncfg);
+        config_title(&cfgs[c], title, sizeof title);
+        fprintf(stderr, "[%s] %s\n", label, title);
+        const char *extra_busy[] = {"--child",      "run",    "--label", label,
+                                    "--busy-iters", itersbuf, NULL};
+        const char *extra_nobusy[] = {"--child", "run", "--label", label, NULL};
+        double t0 = now_s();
+        int st = run_child(argv, argc, &o, &cfgs[c], need_busy ? extra_busy : extra_nobusy, c, &r,
+                           NULL, &pg);
+        fprintf(stderr, "[%s] done in %.1f s%s\n", label, now_s() - t0, st ? " (FAILED)" : "");
+        failures += st != 0;
+    }
+    ri.elapsed_s = now_s() - t_start;
+
+    print_run_header(stdout, &o, &ri, &r);
+    print_tables(stdout, &r, cfgs, ncfg, ks, nk);
+    print_floors(stdout, &r, cfgs, ncfg);
+    if (o.stats)
+        print_stats(stdout, &r, cfgs, ncfg, ks, nk);
+    int wrong = 0;
+    for (int i = 0; i < r.nrec; ++i)
+        wrong += !r.rec[i].ok;
+    if (r.nerr) {
+        printf("\nERRORS:\n");
+        for (int i = 0; i < r.nerr; ++i)
+            printf("  %s\n", r.errors[i]);
+    }
+    printf("\nelapsed: %.1f s%s\n", ri.elapsed_s,
+           failures || wrong ? "  (FAILED: see errors above)" : "");
+    fflush(stdout);
+
+    if (o.json && write_json(o.json, &o, &ri, &r, cfgs, ncfg) < 0)
+        ++failures;
+    if (o.csv && write_csv(o.csv, &ri, &r, cfgs) < 0)
+        ++failures;
+    if (o.plot && write_plot(o.plot, &o, &r, cfgs, ncfg, ks, nk, &ri) < 0)
+        ++failures;
+    int status = failures || wrong || r.nerr ? 1 : 0;
+    free(r.rec);
+    return status;
+}
+
+int main(int argc, char **argv) {
+    /* A write to a parent that went away must not kill a child silently. */
+    signal(SIGPIPE, SIG_IGN);
+    /* getopt_long permutes argv; children are re-executed with it as given. */
+    char **orig = malloc(sizeof *orig * ((size_t)argc + 1));
+    if (!orig)
+        die("out of memory");
+    memcpy(orig, argv, sizeof *orig * ((size_t)argc + 1));
+    options o;
+    parse_options(argc, argv, &o);
+    int rc;
+    switch (o.mode) {
+    case MODE_RUN:
+    case MODE_CALIBRATE:
+        if (o.result_fd < 0)
+            die("--child needs --result-fd");
+        rc = o.mode == MODE_RUN ? child_run(&o) : child_calibrate(&o);
+        break;
+    case MODE_PARENT:
+    default:
+        rc = parent_main(argc, orig, &o);
+        break;
+    }
+    free(orig);
+    return rc;
+}

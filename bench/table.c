@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/* cw-bench: the tables on stdout, and the lookups they share with the exports. */
+#include <math.h>
+#include <string.h>
+
+#include "bench.h"
+
+const record *find_record(const results *r, const char *kernel, int cfg, const char *strategy) {
+    for (int i = 0; i < r->nrec; ++i)
+        if (r->rec[i].cfg == cfg && !strcmp(r->rec[i].kernel, kernel) &&
+            !strcmp(r->rec[i].strategy, strategy))
+            return &r->rec[i];
+    return NULL;
+}
+
+const cell *find_cell(const results *r, const char *kernel, int cfg) {
+    for (int i = 0; i < r->ncells; ++i)
+        if (r->cells[i].cfg == cfg && !strcmp(r->cells[i].kernel, kernel))
+            return &r->cells[i];
+    return NULL;
+}
+
+const char *kernel_param(const results *r, const char *kernel) {
+    for (int i = 0; i < r->nkparam; ++i)
+        if (!strcmp(r->kparam[i][0], kernel))
+            return r->kparam[i][1];
+    return "";
+}
+
+double ratio_to_blocking(const results *r, const record *p, int metric, int stat) {
+    const record *b = find_record(r, p->kernel, p->cfg, "blocking");
+    if (!b || !(b->st[metric][stat] > 0))
+        return NAN;
+    return p->st[metric][stat] / b->st[metric][stat];
+}
+
+double coop_latency_overhead(const results *r, int cfg, bool *from_wall) {
+    const record *p = find_record(r, "latency", cfg, "cooperative");
+    const cell *c = find_cell(r, "latency", cfg);
+    bool wall = c && !c->profiling_ok;
+    if (from_wall)
+        *from_wall = wall;
+    if (!p || !c)
+        return NAN;
+    return wall ? p->st[M_WALL][S_MEDIAN] : p->st[M_OVERHEAD][S_MEDIAN];
+}
+
+double coop_floor_ratio(const results *r, int cfg) {
+    double over = coop_latency_overhead(r, cfg, NULL);
+    if (cfg < 0 || cfg >= MAX_CONFIGS || !r->floors[cfg].have || !(r->floors[cfg].st[S_MEDIAN] > 0))
+        return NAN;
+    return over / r->floors[cfg].st[S_MEDIAN];
+}
+
+static void fmt_num(char *buf, size_t len, const char *fmt, double v) {
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, fmt, v);
+}
+
+void print_run_header(FILE *f, const options *o, const run_info *ri, const results *r) {
+    fprintf(f, "cw-bench: %s\n", ri->command);
+    fprintf(f, "%-17s %s (git %s), built with %s\n", "cw", ri->cw_version, ri->git_commit,
+            ri->compiler);
+    for (int i = 0; i < r->nheader; ++i)
+        fprintf(f, "%-17s %s\n", r->header[i][0], r->header[i][1]);
+    fprintf(f, "%-17s %s (nproc %ld, allowed %d)\n", "host", ri->host, ri->nproc_online,
+            ri->nallowed);
+    fprintf(f, "%-17s %s\n", "date", ri->date);
+    fprintf(f,
+            "%-17s %u timed per (kernel, config, strategy) or %g s per cell, whichever first%s;\n"
+            "%-17s blocks of %u, warm-up %u per strategy\n",
+            "launches", o->launches, o->max_time, o->min_time > 0 ? " (at least min-time)" : "", "",
+            o->block, o->warmup);
+    kernel_spec ks[MAX_KERNELS];
+    int nk = build_kernels(o, ks);
+    for (int k = 0; k < nk; ++k) {
+        if (ks[k].kind != K_BUSY)
+            continue;
+        int b = ks[k].busy_index;
+        if (ri->calibrated && ri->cal.have[b])
+            fprintf(f,
+                    "%-17s %s: %u iterations x %lu work-items, calibrated on 1 worker to %.1f us "
+                    "(target %g us)%s\n",
+                    "calibration", ks[k].name, ks[k].iters, o->busy_global, ri->cal.measured_us[b],
+                    o->busy_us[b], ri->cal.reached[b] ? "" : ": TARGET NOT REACHED");
+        else
+            fprintf(f, "%-17s %s: %u iterations x %lu work-items (given, not calibrated)\n",
+                    "busy kernel", ks[k].name, ks[k].iters, o->busy_global);
+    }
+    for (int i = 0; i < r->nnotes; ++i)
+        fprintf(f, "%-17s %s\n", "note", r->notes[i]);
+    fprintf(f,
+            "%-17s microseconds per launch; CPU = launching thread's CPU time (enqueue+wait),\n"
+            "%-17s wall = enqueue+wait, kernel = event profiling run time, overhead = wall - "
+            "kernel;\n"
+            "%-17s 'x' columns = ratio to blocking in the same table\n",
+            "units", "", "");
+}
+
+static void print_row(FILE *f, const results *r, const record *p) {
+    char rc[4][16];
+    fmt_num(rc[0], 16, "%.2f", ratio_to_blocking(r, p, M_CPU, S_MEAN));
+    fmt_num(rc[1], 16, "%.2f", ratio_to_blocking(r, p, M_CPU, S_MEDIAN));
+    fmt_num(rc[2], 16, "%.2f", ratio_to_blocking(r, p, M_WALL, S_MEAN));
+    fmt_num(rc[3], 16, "%.2f", ratio_to_blocking(r, p, M_WALL, S_MEDIAN));
+    fprintf(f,
+            "%-24s %6u | %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f | %8.1f %8.1f | "
+            "%6s %6s %6s %6s%s\n",
+            p->strategy, p->launches, p->st[M_CPU][S_MEAN], p->st[M_CPU][S_MEDIAN],
+            p->st[M_CPU][S_P90], p->st[M_CPU][S_P99], p->st[M_WALL][S_MEAN],
+            p->st[M_WALL][S_MEDIAN], p->st[M_WALL][S_P99], p->st[M_KERNEL][S_MEDIAN],
+            p->st[M_OVERHEAD][S_MEDIAN], rc[0], rc[1], rc[2], rc[3], p->ok ? "" : "  WRONG RESULT");
+}
+
+/* Under the latency table: the config's floor and cooperative against it. */
+static void print_floor_line(FILE *f, const results *r, int cfg) {
+    const floor_result *fl = &r->floors[cfg];
+    if (!fl->have)
+        return;
+    char over[32], ratio[32];
+    bool from_wall = false;
+    fmt_num(over, sizeof over, "%.1f us", coop_latency_overhead(r, cfg, &from_wall));
+    fmt_num(ratio, sizeof ratio, "%.1fx", coop_floor_ratio(r, cfg));
+    fprintf(f,
+            "floor (futex wake to run, one way, this pinning): median %.1f us, p90 %.1f us; "
+            "cooperative's median %s %s = %s the floor\n",
+            fl->st[S_MEDIAN], fl->st[S_P90], from_wall ? "wall (no profiling)" : "overhead", over,
+            ratio);
+}
+
+void print_tables(FILE *f, const results *r, const config *cfgs, int ncfg, const kernel_spec *ks,
+                  int nk) {
+    for (int k = 0; k < nk; ++k) {
+        for (int c = 0; c < ncfg; ++c) {
+            char title[320];
+            config_title(&cfgs[c], title, sizeof title);
+            const cell *ce = find_cell(r, ks[k].name, c);
+            bool any = false;
+            for (int i = 0; i < r->nrec; ++i)
+                any |= r->rec[i].cfg == c && !strcmp(r->rec[i].kernel, ks[k].name);
+            if (!any)
+                continue;
+            fprintf(f, "\n== %s (%s) | config %d/%d: %s ==\n", ks[k].name,
+                    kernel_param(r, ks[k].name), c + 1, ncfg, title);
+            if (ce)
+                fprintf(f, "cell: %.1f s, stopped by %s\n", ce->elapsed_s, ce->stopped_by);
+            fprintf(f, "%-31s | %-35s | %-26s | %-17s | %-13s %-13s\n", "", "CPU us", "wall us",
+                    "kernel   overhd", "CPU x", "wall x");
+            fprintf(f, "%-24s %6s | %8s %8s %8s %8s | %8s %8s %8s | %8s %8s | %6s %6s %6s %6s\n",
+                    "strategy", "n", "mean", "median", "p90", "p99", "mean", "median", "p99",
+                    "median", "median", "mean", "median", "mean", "median");
+            for (int i = 0; i < r->nrec; ++i)
+                if (r->rec[i].cfg == c && !strcmp(r->rec[i].kernel, ks[k].name))
+                    print_row(f, r, &r->rec[i]);
+            if (ks[k].kind == K_LATENCY)
+                print_floor_line(f, r, c);
+        }
+    }
+}
+
+void print_floors(FILE *f, const results *r, const config *cfgs, int ncfg) {
+    fprintf(f, "\n== floor: futex wake-to-run latency, one way (cw_unpark -> cw_park returns; "
+               "half a ping-pong round trip) ==\n");
+    fprintf(f, "%-40s | %7s %8s %8s %8s %8s | %-22s %s\n", "config", "trips", "mean", "median",
+            "p90", "p99", "cooperative overhead", "/ floor");
+    for (int c = 0; c < ncfg; ++c) {
+        const floor_result *fl = &r->floors[c];
+        char title[320], over[32], ratio[32];
+        config_title(&cfgs[c], title, sizeof title);
+        if (!fl->have) {
+            fprintf(f, "%-40s | not measured\n", title);
+            continue;
+        }
+        bool from_wall = false;
+        double o = coop_latency_overhead(r, c, &from_wall);
+        fmt_num(over, sizeof over, from_wall ? "%.1f us (wall)" : "%.1f us", o);
+        fmt_num(ratio, sizeof ratio, "%.1fx", coop_floor_ratio(r, c));
+        fprintf(f, "%-40s | %7u %8.2f %8.2f %8.2f %8.2f | %-22s %s\n", title, fl->trips,
+                fl->st[S_MEAN], fl->st[S_MEDIAN], fl->st[S_P90], fl->st[S_P99], over, ratio);
+    }
+    fprintf(f, "(cooperative overhead: its median wall - kernel per launch on the latency "
+               "kernel; where profiling is\n unusable, its median wall, marked (wall): an "
+               "upper bound; '-' where not run)\n");
+}
+
+void print_stats(FILE *f, const results *r, const config *cfgs, int ncfg, const kernel_spec *ks,
+                 int nk) {
+    for (int k = 0; k < nk; ++k)
+        for (int c = 0; c < ncfg; ++c) {
+            bool any = false;
+            for (int i = 0; i < r->nrec; ++i)
+                any |= r->rec[i].cfg == c && r->rec[i].has_stats &&
+                       !strcmp(r->rec[i].kernel, ks[k].name);
+            if (!any)
+                continue;
+            char title[320];
+            config_title(&cfgs[c], title, sizeof title);
+            fprintf(f, "\n== stats: %s | config %d/%d: %s ==\n", ks[k].name, c + 1, ncfg, title);
+            fprintf(f,
+                    "%-24s %7s | per wait: %6s %6s %6s %6s %6s | %8s | wake-up latency (us): "
+                    "<1 1-2 2-4 4-8 8-16 16-32 32-64 64-128 128+\n",
+                    "strategy", "waits", "spins", "yields", "parks", "sleeps", "polls", "timeouts");
+            for (int i = 0; i < r->nrec; ++i) {
+                const record *p = &r->rec[i];
+                if (p->cfg != c || !p->has_stats || strcmp(p->kernel, ks[k].name))
+                    continue;
+                double w = p->stats[0] ? (double)p->stats[0] : 1.0;
+                fprintf(f, "%-24s %7llu | %16.2f %6.2f %6.2f %6.2f %6.2f | %8llu | %21s",
+                        p->strategy, (unsigned long long)p->stats[0], p->stats[1] / w,
+                        p->stats[2] / w, p->stats[3] / w, p->stats[4] / w, p->stats[5] / w,
+                        (unsigned long long)p->stats[6], "");
+                uint64_t tail = 0;
+                for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
+                    if (b < 8)
+                        fprintf(f, " %llu", (unsigned long long)p->stats[8 + b]);
+                    else
+                        tail += p->stats[8 + b];
+                fprintf(f, " %llu\n", (unsigned long long)tail);
+            }
+        }
+}

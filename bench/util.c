@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* cw-bench: small helpers and the summary statistics. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "bench.h"
+
+const char *prog = "cw-bench";
+
+const char *const metric_names[M_COUNT] = {"cpu", "wall", "kernel", "overhead"};
+const char *const stat_names[S_COUNT] = {"mean", "median", "p90", "p99", "max"};
+const char *const stats_names[8] = {"waits",  "spins", "yields",   "parks",
+                                    "sleeps", "polls", "timeouts", "latency_count"};
+
+void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", prog);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int64_t ts_ns(const struct timespec *ts) {
+    return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile_sorted(const double *v, size_t n, double q) {
+    if (n == 0)
+        return NAN;
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    double frac = pos - (double)lo;
+    return lo + 1 < n ? v[lo] + frac * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+void summarize(double *v, size_t n, double out[S_COUNT]) {
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i)
+        sum += v[i];
+    qsort(v, n, sizeof *v, cmp_double);
+    out[S_MEAN] = n ? sum / (double)n : NAN;
+    out[S_MEDIAN] = quantile_sorted(v, n, 0.5);
+    out[S_P90] = quantile_sorted(v, n, 0.9);
+    out[S_P99] = quantile_sorted(v, n, 0.99);
+    out[S_MAX] = n ? v[n - 1] : NAN;
+}
+
+double median_of(double *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return quantile_sorted(v, n, 0.5);
+}
