@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Check a cw-bench JSON file (python3 standard library only).
 
 Exits 0 when the file parses, has a header with the build, OpenCL and host

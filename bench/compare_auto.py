@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Compare cw's auto strategy with the best fixed strategy in every cell.
 
 Reads a cw-bench JSON file (python3 standard library only) and prints, per
 (kernel, config), auto's mean wall and mean CPU per launch against the
 lowest mean wall and the lowest mean CPU among the fixed strategies (every
 strategy but "auto" and "default"; each metric's best may be a different
-strategy), and whether auto meets the goal of issue 4: wall within 5% and
+strategy), and whether auto meets its goal: wall within 5% and
 CPU within 10% of the best. Prints a Markdown table; exits 0 when every cell
 meets the goal, 1 when one does not, 2 on bad input.
 

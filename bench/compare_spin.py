@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Tabulate spin-park against cooperative across spin budgets.
 
 Each argument is a cw-bench JSON file from a run with --spin-us N (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cw-example: run saxpy on an OpenCL device (PoCL by default) and wait for it
  * with every cw strategy, checking the result after each wait.

@@ -67,8 +67,8 @@ static void gather_run_info(int argc, char **argv, run_info *ri) {
                  u.version, u.machine);
     ri->nproc_online = sysconf(_SC_NPROCESSORS_ONLN);
     ri->nallowed = allowed_cpus();
-    snprintf(ri->cw_version, sizeof ri->cw_version, "%d.%d.%d", CW_VERSION_MAJOR, CW_VERSION_MINOR,
-             CW_VERSION_PATCH);
+    /* The library that runs, which may be newer than the headers. */
+    snprintf(ri->cw_version, sizeof ri->cw_version, "%s", cw_version_string());
     ri->git_commit = CW_BENCH_GIT_COMMIT;
     ri->compiler = BENCH_COMPILER;
 }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cw-bench's plot: mean CPU time and mean wall time per launch, by strategy,
 # for every (kernel, CPU configuration). cw-bench embeds this script at build
 # time and sets these variables before it:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build cw in Release and run cw-bench with its default settings, writing
 #   out/bench.txt (the table), out/bench.json, out/bench.csv, out/bench.png,
 # and out/timerslack.txt from cw-timerslack.

@@ -44,6 +44,7 @@ typedef struct watch {
     bool doomed;               /* taken out; the last unpin frees it */
     unsigned pins;             /* status checks reading it outside the mutex */
     struct watch *ready_next;  /* ready list (lock-free), then taken list (mutex) */
+    struct watch *free_next;   /* a list of watches to free, local to one call */
     struct watch *prev, *next; /* every live watch */
 } watch;
 
@@ -200,13 +201,15 @@ static void doom(watch *w, watch **later) {
         w->doomed = true;
         return;
     }
-    w->ready_next = *later;
+    w->free_next = *later;
     *later = w;
 }
 
+/* Its own link: a signaller racing with destroy may still push a watch onto
+ * the ready list (writing ready_next) until free_watch's release returns. */
 static void free_all(watch *w) {
     while (w) {
-        watch *next = w->ready_next;
+        watch *next = w->free_next;
         free_watch(w);
         w = next;
     }
@@ -448,7 +451,7 @@ void cw_notifier_destroy(cw_notifier *n) {
     while (n->live) {
         watch *w = n->live;
         n->live = w->next;
-        w->ready_next = all;
+        w->free_next = all;
         all = w;
     }
     pthread_mutex_unlock(&n->mutex);

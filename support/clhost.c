@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "clhost.h"
 
 #include <ctype.h>

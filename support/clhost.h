@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * OpenCL host set-up shared by cw's tests, example and benchmark: pick a
  * platform, build the kernels in kernels/, and enqueue saxpy or the
