@@ -41,8 +41,12 @@ extern "C" {
  * polls for readability and never reads itself. It is close-on-exec.
  *
  * Threads: the callbacks run on any thread; watch, cancel, drain and pending
- * may be called from any thread (they serialise on a mutex), destroy from
- * one thread once nothing else uses the notifier.
+ * may be called from any thread, an OpenCL callback's included (they
+ * serialise on a mutex, and cw makes no OpenCL call while holding it);
+ * destroy from one thread once nothing else uses the notifier. On Mesa's
+ * rusticl, which runs an event's callbacks holding that event's lock, do not
+ * drain from inside a callback of an event the notifier watches: the drain
+ * reads that event's status.
  */
 typedef struct cw_notifier cw_notifier;
 
@@ -72,8 +76,10 @@ CW_API void cw_notifier_destroy(cw_notifier *n);
 CW_API int cw_notifier_fd(const cw_notifier *n);
 
 /*
- * Watch `event` (retained until its result is drained or the watch is
- * cancelled); `tag` comes back in its result. Like cw_wait, it flushes the
+ * Watch `event` (retained until its result is drained, or, for a cancelled
+ * watch, until the next drain or destroy); `tag` comes back in its result.
+ * It shares the event's one CL_COMPLETE callback with every other wait and
+ * watch on it (see cw_event_forget). Like cw_wait, it flushes the
  * event's queue when the command is still CL_QUEUED, so that an unflushed
  * command cannot be awaited forever. An event that already finished is
  * reported by the next drain. Returns 0, CW_ERR_INVALID_ARGUMENT,

@@ -157,14 +157,16 @@ CW_API int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_st
  * notifier watches there are on it (OpenCL cannot unregister one), and keeps
  * a small record and a reference on the event until
  * - the event completes (its callback runs),
- * - a wait or watch sees it finished, or cw finds it failed while looking
- *   over the events nobody waits on (PoCL 3.1 and rusticl run no callback
- *   for a failed command; cw does that whenever its records have doubled),
+ * - a wait or watch sees it finished, or a blocking wait finds it finished
+ *   while looking over the events nobody waits on (PoCL 3.1 and rusticl run
+ *   no callback for a failed command; cw looks whenever its records have
+ *   doubled),
  * - or this call.
  * Call it for an event that may never finish (a user event that will never
  * be set) once you stop waiting on it, so that cw holds nothing of it. Waits
  * still pending on the event are woken to read its status and go on waiting.
- * Any thread; NULL is ignored.
+ * Any thread, but not inside a callback of that same event (cw releases its
+ * reference there); NULL is ignored.
  */
 CW_API void cw_event_forget(cl_event event);
 
