@@ -5,6 +5,7 @@
 #include "spinlock.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -92,6 +93,8 @@ typedef struct record {
 static record *table[TABLE_SIZE];
 static cw_spinlock table_lock = CW_SPINLOCK_INITIALIZER;
 static size_t live_records, sweep_at = SWEEP_MIN;
+/* Finished records whose teardown waits for the next call (see retire). */
+static record *_Atomic deferred;
 
 static unsigned bucket(cl_event event) {
     return (unsigned)(((uint64_t)(uintptr_t)event * 0x9E3779B97F4A7C15u) >> 52) & (TABLE_SIZE - 1);
@@ -145,6 +148,11 @@ static void tear_down_all(record *r) {
         tear_down(r);
         r = next;
     }
+}
+
+static void run_deferred(void) {
+    if (atomic_load_explicit(&deferred, memory_order_relaxed))
+        tear_down_all(atomic_exchange_explicit(&deferred, NULL, memory_order_acquire));
 }
 
 static int record_park(cw_parker *p, uint64_t deadline_ns) {
@@ -205,12 +213,26 @@ static void retire(cl_event event) {
         r = *at;
         owned = unlink_record(at, &subs, &n);
     }
+    bool done = r && r->done;
     cw_spinlock_unlock(&table_lock);
     if (!r)
         return;
     signal_all(subs, n);
-    if (owned)
+    if (!owned)
+        return;
+    if (!done) {
         tear_down(r); /* disarms `fired`: a callback still to come finds a stale token */
+        return;
+    }
+    /* The callback ran, and the thread that ran it may still be returning
+     * from the fan-out that woke us: releasing `fired` now would wait for it,
+     * spinning on our CPU while it may need that very CPU. The next call into
+     * this unit tears it down, long after that thread has left. */
+    record *head = atomic_load_explicit(&deferred, memory_order_relaxed);
+    do
+        r->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&deferred, &head, r, memory_order_release,
+                                                  memory_order_relaxed));
 }
 
 /*
@@ -288,6 +310,7 @@ static int join_existing(cl_event event, uintptr_t token, int *rc) {
 int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int *cl_error) {
     *cl_error = CL_SUCCESS;
     pthread_once(&fork_once, install_fork_handlers);
+    run_deferred();
     uintptr_t token = cw_completion_token(c);
     int rc = CW_OK;
     cw_spinlock_lock(&table_lock);
@@ -370,6 +393,7 @@ void cw__event_unsubscribe(cl_event event, cw_completion *c) {
 }
 
 void cw__event_retire(cl_event event) {
+    run_deferred();
     retire(event);
 }
 
@@ -379,6 +403,7 @@ void cw_event_forget(cl_event event) {
 }
 
 size_t cw__event_records(void) {
+    run_deferred();
     cw_spinlock_lock(&table_lock);
     size_t n = live_records;
     cw_spinlock_unlock(&table_lock);
