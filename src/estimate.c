@@ -48,8 +48,8 @@ uint64_t cw__estimate_get(uintptr_t key) {
     return atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
 }
 
-/* Exponentially weighted upwards, 1/4 weight to the newest wait: a few waits
- * follow a change to a longer kernel, one outlier moves it by a quarter. */
+/* Exponentially weighted, 1/4 weight to the newest wait: a few waits follow
+ * a change to a longer kernel, one outlier moves it by a quarter. */
 void cw__estimate_put(uintptr_t key, uint64_t ns) {
     if (!key)
         return;
@@ -61,11 +61,13 @@ void cw__estimate_put(uintptr_t key, uint64_t ns) {
         return;
     }
     uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
-    /* Up slowly, down fast: one long wait (a first launch that compiled the
-     * kernel, a preempted launch) must not make the estimate wrong for long.
-     * Down by at most 4x a wait, it is within 2x of a steady wait after
-     * log4(ratio) short waits: 6 after a wait 3000 times longer. */
-    uint64_t next = ns >= old ? old - old / 4 + ns / 4 : (ns > old / 4 ? ns : old / 4);
+    /* A wait under half the estimate means the estimate is stale (a first
+     * launch that compiled the kernel, a preempted launch): come down by up
+     * to 4x a wait, so it is within 2x of a steady wait after log4(ratio)
+     * short waits (6 after one 3000 times longer). Otherwise follow the
+     * mean, 1/4 weight to the newest wait: tracking the minimum instead
+     * would make most waits outlast the estimate and poll. */
+    uint64_t next = ns < old / 2 ? (ns > old / 4 ? ns : old / 4) : old - old / 4 + ns / 4;
     atomic_store_explicit(&estimates[i].ns, next, memory_order_relaxed);
 }
 

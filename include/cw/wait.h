@@ -35,10 +35,13 @@ typedef enum cw_strategy {
     /* As cooperative, but first spin on the completion's flag for up to spin_us
      * (pause backoff), then CW_SPIN_PARK_YIELDS sched_yield calls, then park. */
     CW_STRATEGY_SPIN_PARK,
-    /* Poll the execution status with growing delays: sleep through the expected
-     * rest of the wait (a moving estimate per queue), spin delays up to 10 us,
-     * and lower the thread's timer slack to 1 ns for the wait (restored on
-     * every return path). No callback is registered. */
+    /* Poll the execution status with growing delays: sleep toward the expected
+     * end of the wait (a moving estimate per queue) but never longer than the
+     * time waited so far nor the check interval, so a command is seen done
+     * within about twice its run time whatever the estimate says; spin delays
+     * up to 10 us; lower the thread's timer slack to 1 ns for the wait
+     * (restored on every return path). No callback is registered. The extra
+     * wake-ups cost most where the waiter shares its CPU with the device. */
     CW_STRATEGY_BACKOFF_POLL,
     /* Chooses per wait: spin-park with a budget of about the expected wait when
      * a spare CPU exists (allowed CPUs beyond the ones a CPU device's workers
