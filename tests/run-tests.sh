@@ -30,7 +30,7 @@ cd "$here"
 # Debian packages, installed only when missing.
 packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmake make gcc g++ clang
           libclang-rt-14-dev python3 mesa-opencl-icd spin python3-pytest python3-pyopencl pkg-config
-          abigail-tools clang-format groff-base man-db git)
+          abigail-tools clang-format groff-base man-db git clpeak)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
