@@ -619,8 +619,13 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     cl_event marker = NULL;
     if (cfg.native && !cfg.hang_ns) {
         r = real.finish(queue);
-    } else if (clEnqueueMarkerWithWaitList(queue, 0, NULL, &marker) != CL_SUCCESS) {
-        /* A bad queue (or no room for a marker): the real call's verdict. */
+    } else if (clFlush(queue) != CL_SUCCESS ||
+               clEnqueueMarkerWithWaitList(queue, 0, NULL, &marker) != CL_SUCCESS) {
+        /* The flush comes first, as in the real clFinish: the commands
+         * before the marker start now, not after the marker is made (a
+         * driver may hold queued commands until a flush; PoCL does, and
+         * clpeak's launch latency counts that time).
+         * A bad queue (or no room for a marker): the real call's verdict. */
         r = real.finish(queue);
     } else {
         /* The marker completes once every command enqueued before it did,
