@@ -838,7 +838,8 @@ CWP_EXPORT void *clEnqueueMapImage(cl_command_queue q, cl_mem img, cl_bool block
 CWP_EXPORT cl_int clEnqueueSVMMemcpy(cl_command_queue q, cl_bool blocking, void *dst,
                                      const void *src, size_t size, cl_uint nw, const cl_event *wl,
                                      cl_event *event) {
-    if (!interpose_blocking(CL_FALSE) && !real.svm_memcpy)
+    pthread_once(&init_once, init);
+    if (!real.svm_memcpy)
         return CL_INVALID_OPERATION;
     if (!interpose_blocking(blocking))
         return real.svm_memcpy(q, blocking, dst, src, size, nw, wl, event);
@@ -852,7 +853,8 @@ CWP_EXPORT cl_int clEnqueueSVMMemcpy(cl_command_queue q, cl_bool blocking, void 
 CWP_EXPORT cl_int clEnqueueSVMMap(cl_command_queue q, cl_bool blocking, cl_map_flags flags,
                                   void *svm_ptr, size_t size, cl_uint nw, const cl_event *wl,
                                   cl_event *event) {
-    if (!interpose_blocking(CL_FALSE) && !real.svm_map)
+    pthread_once(&init_once, init);
+    if (!real.svm_map)
         return CL_INVALID_OPERATION;
     if (!interpose_blocking(blocking))
         return real.svm_map(q, blocking, flags, svm_ptr, size, nw, wl, event);
