@@ -614,18 +614,27 @@ CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list
 CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (passthrough())
         return real.finish(queue);
+    bool native = cfg.native && !cfg.hang_ns;
+    /*
+     * The flush comes first, as in the real clFinish, and before the clocks
+     * are read: a driver may hold queued commands until a flush (PoCL does,
+     * and clpeak's launch latency counts that time), so neither the marker
+     * nor the measurement may delay them. Reading the thread's CPU clock is
+     * a system call, and on a busy machine its return is a chance for the
+     * scheduler to run something else first. With the blocking strategy the
+     * flush is made only when measuring; the real clFinish then finds
+     * nothing left to flush. Its error, on a bad queue, is left to the
+     * real call below.
+     */
+    cl_int flushed = native && !cfg.stats ? CL_SUCCESS : clFlush(queue);
     span s = span_start();
     cl_int r;
     cl_event marker = NULL;
-    if (cfg.native && !cfg.hang_ns) {
+    if (native) {
         r = real.finish(queue);
-    } else if (clFlush(queue) != CL_SUCCESS ||
+    } else if (flushed != CL_SUCCESS ||
                clEnqueueMarkerWithWaitList(queue, 0, NULL, &marker) != CL_SUCCESS) {
-        /* The flush comes first, as in the real clFinish: the commands
-         * before the marker start now, not after the marker is made (a
-         * driver may hold queued commands until a flush; PoCL does, and
-         * clpeak's launch latency counts that time).
-         * A bad queue (or no room for a marker): the real call's verdict. */
+        /* A bad queue (or no room for a marker): the real call's verdict. */
         r = real.finish(queue);
     } else {
         /* The marker completes once every command enqueued before it did,
