@@ -135,6 +135,13 @@ def main():
             base = med["native"]
             say(f"{'  ratio to native':<26}" + "".join(
                 f"{(med[v] / base if base else float('nan')):>13.3f}" for v in variants))
+            # The same round's native run as reference: drift between rounds
+            # cancels out.
+            paired = {v: statistics.median(
+                (a[k] / b[k]) if b[k] else float("nan")
+                for a, b in zip(results[t][v], results[t]["native"])) for v in variants}
+            say(f"{'  per-round ratio, median':<26}" + "".join(
+                f"{paired[v]:>13.3f}" for v in variants))
         medcpu = {v: statistics.median(cpu[t][v]) for v in variants}
         say(f"{'process CPU s':<26}" + "".join(f"{medcpu[v]:>13.2f}" for v in variants))
         say(f"{'  ratio to native':<26}" + "".join(
@@ -142,6 +149,12 @@ def main():
         say(f"{'waiting thread CPU/wait us':<26}{'-':>13}" + "".join(
             f"{statistics.median(wait_cpu[t][v]):>13.2f}" for v in variants[1:]))
         say("  (blocking = the program's own calls, measured: the native figure)")
+    say()
+    say("Every run's figures, in round order:")
+    for t in tests:
+        for k in results[t]["native"][0].keys():
+            for v in variants:
+                say(f"  {t} {k} {v}: " + " ".join(f"{run[k]:.2f}" for run in results[t][v]))
     say()
     say("The profile (cw-run --stats=FILE) of each strategy's last run:")
     for t in tests:
