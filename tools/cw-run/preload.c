@@ -528,8 +528,8 @@ static const char *status_name(cl_int s) {
     }
 }
 
-/* One line per unfinished event (at most 8) into buf. Reads only what the
- * event can tell; every query may fail on a broken handle and then says so. */
+/* One line about one event into buf. Reads only what the event can tell;
+ * every query may fail on a broken handle, and the line then says so. */
 static void describe_event(char *buf, size_t len, cl_event ev, unsigned index) {
     cl_command_type type = 0;
     cl_command_queue q = NULL;
