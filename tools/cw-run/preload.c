@@ -221,9 +221,13 @@ static void init(void) {
     read_config();
 }
 
+static void report_stats(void);
+
 /* Configuration errors show at start-up, not at the first wait. */
 __attribute__((constructor)) static void init_at_load(void) {
     pthread_once(&init_once, init);
+    if (cfg.active && cfg.stats && atexit(report_stats) != 0)
+        warn("%s", "cannot register the profile's exit handler: no profile");
 }
 
 /* Forward without interposing: not configured, or a call cw makes itself. */
@@ -439,10 +443,16 @@ static void print_json(FILE *f, const cw_stats *cs) {
     fprintf(f, "]}\n}\n");
 }
 
-/* At exit (or unload): the profile. A file name may hold %p for the pid, so
- * that the processes a program starts (which inherit the environment) do
- * not overwrite each other's profile. */
-__attribute__((destructor)) static void report_stats(void) {
+/*
+ * At exit: the profile. It is an atexit handler, registered when the
+ * preload is loaded, not a destructor. Handlers run in reverse order of
+ * registration, so it runs after the program's own handlers, and before a
+ * sanitizer's leak check, which may end the process with _exit before any
+ * destructor runs. A file name may hold %p for the pid, so that the
+ * processes a program starts (which inherit the environment) do not
+ * overwrite each other's profile.
+ */
+static void report_stats(void) {
     if (!cfg.active || !cfg.stats)
         return;
     cw_stats cs;
