@@ -626,7 +626,12 @@ static int cw_wait_events(enum cwp_call k, const cl_event *evs, cl_uint n) {
          * on (natively for the blocking strategy), or abort. */
         report_hang(k, evs, n);
         if (cfg.native) {
-            rc = CWP_NATIVE;
+            /* The rest of the wait is the driver's, on these events (for
+             * clFinish the marker: its queue was flushed already). */
+            cl_int e = real.wait_for_events(n, evs);
+            rc = e == CL_SUCCESS                                     ? CW_OK
+                 : e == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CW_ERR_COMMAND_FAILED
+                                                                     : CWP_NATIVE;
             break;
         }
         o.timeout_us = 0;
@@ -680,14 +685,14 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
      * The flush comes first, as in the real clFinish, and before the clocks
      * are read: a driver may hold queued commands until a flush (PoCL does,
      * and clpeak's launch latency counts that time), so neither the marker
-     * nor the measurement may delay them. Reading the thread's CPU clock is
-     * a system call, and on a busy machine its return is a chance for the
-     * scheduler to run something else first. With the blocking strategy the
-     * flush is made only when measuring; the real clFinish then finds
-     * nothing left to flush. Its error, on a bad queue, is left to the
-     * real call below.
+     * nor the measurement may delay them. With the blocking strategy the
+     * real clFinish is the only call, as natively: an explicit clFlush
+     * before it is not harmless everywhere: with Mesa 22.3's rusticl, a
+     * non-blocking read followed by clFlush and clFinish left the host
+     * memory unwritten when clFinish returned. Its error, on a bad queue,
+     * is left to the real call below.
      */
-    cl_int flushed = native && !cfg.stats ? CL_SUCCESS : clFlush(queue);
+    cl_int flushed = native ? CL_SUCCESS : clFlush(queue);
     span s = span_start(CWP_FINISH);
     cl_int r;
     cl_event marker = NULL;
