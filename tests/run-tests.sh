@@ -31,7 +31,7 @@ cd "$here"
 packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmake make gcc g++ clang
           libclang-rt-14-dev python3 mesa-opencl-icd spin python3-pytest python3-pyopencl python3-numpy
           python3-venv python3-pip python3-setuptools python3-wheel pkg-config
-          abigail-tools clang-format groff-base man-db git)
+          abigail-tools clang-format groff-base man-db git clpeak)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -30,7 +30,8 @@ libdir=$(dirname "$libdir")
 for f in "$prefix/include/cw.h" "$prefix/include/cw/notify.h" "$prefix/include/cw/version.h" \
     "$libdir/libcw.a" "$libdir/libcw.so" "$libdir/cmake/cw/cwConfig.cmake" \
     "$libdir/cmake/cw/cwConfigVersion.cmake" "$libdir/cmake/cw/cwTargets.cmake" \
-    "$prefix/share/man/man3/cw_wait.3" "$prefix/share/man/man1/cw-bench.1"; do
+    "$prefix/share/man/man3/cw_wait.3" "$prefix/share/man/man1/cw-bench.1" \
+    "$prefix/share/man/man1/cw-run.1" "$prefix/bin/cw-run" "$libdir/cw/libcw_preload.so"; do
     [ -e "$f" ] || fail "missing $f"
 done
 # Only the public headers: the internal layers are not installed.

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Run a program natively and under cw-run with each strategy; its standard
+# output and exit status must be the same every time, and the preload must
+# have seen the calls named with --expect (from the --stats JSON).
+# Usage: same-output.sh CW_RUN [--mask-numbers] [--strategies "A B"]
+#                       [--expect CALL]... [--work DIR] -- PROGRAM [ARGS...]
+#   --mask-numbers  compare with every number replaced by N (timings),
+#                   runs of blanks squeezed
+#   --strategies    default: "blocking cooperative auto"
+#   --expect CALL   the profile must count CALL (e.g. clFinish) in every run
+set -euo pipefail
+usage() { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; }
+[ $# -ge 1 ] || { usage >&2; exit 2; }
+case "$1" in -h | --help) usage; exit 0 ;; esac
+cw_run=$1
+shift
+mask=0
+strategies="blocking cooperative auto"
+expect=()
+work=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --mask-numbers) mask=1 ;;
+    --strategies) strategies=$2; shift ;;
+    --expect) expect+=("$2"); shift ;;
+    --work) work=$2; shift ;;
+    --) shift; break ;;
+    *) echo "same-output.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+[ $# -ge 1 ] || { usage >&2; exit 2; }
+if [ -z "$work" ]; then
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work"
+
+filter() {
+    # Numbers become N, and runs of blanks one blank (figures are padded).
+    if [ "$mask" = 1 ]; then sed -E 's/[0-9]+([.][0-9]+)?/N/g; s/[[:blank:]]+/ /g'; else cat; fi
+}
+
+set +e
+"$@" >"$work/native.out" 2>"$work/native.err"
+native_rc=$?
+set -e
+filter <"$work/native.out" >"$work/native.cmp"
+echo "native: exit $native_rc, $(wc -l <"$work/native.out") lines"
+bad=0
+for s in $strategies; do
+    set +e
+    "$cw_run" --strategy "$s" --stats="$work/$s.json" -- "$@" >"$work/$s.out" 2>"$work/$s.err"
+    rc=$?
+    set -e
+    filter <"$work/$s.out" >"$work/$s.cmp"
+    verdict=ok
+    if [ "$rc" != "$native_rc" ]; then
+        verdict="exit $rc, native $native_rc"
+    elif ! diff -u "$work/native.cmp" "$work/$s.cmp" >"$work/$s.diff"; then
+        verdict="output differs"
+    else
+        for call in "${expect[@]}"; do
+            if ! grep -Eq "\"$call\": \\{\"count\": [1-9]" "$work/$s.json" 2>/dev/null; then
+                verdict="no $call in the profile"
+                break
+            fi
+        done
+    fi
+    echo "cw-run --strategy $s: exit $rc, $verdict"
+    if [ "$verdict" != ok ]; then
+        bad=1
+        [ -s "$work/$s.diff" ] && cat "$work/$s.diff"
+        sed 's/^/  stderr: /' "$work/$s.err" | tail -n 20
+        [ -f "$work/$s.json" ] && cat "$work/$s.json"
+    fi
+done
+if [ "$bad" != 0 ]; then
+    sed 's/^/  native stderr: /' "$work/native.err" | tail -n 20
+    exit 1
+fi
