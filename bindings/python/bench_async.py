@@ -15,7 +15,10 @@ PoCL runs them on threads of this process, so every method pays it), wall time, 
 were not at the start). Latency per event: from its completion, the kernel's
 CL_PROFILING_COMMAND_END (PoCL stamps it with CLOCK_MONOTONIC_RAW, checked
 at start), to its coroutine resuming (CLOCK_MONOTONIC_RAW read right after
-the await). Every round runs each N with the three methods in rotating order
+the await). A fourth run, finish, has the same kernels and one blocking wait
+for the last, no coroutine per event: what it costs, every method pays; the
+CPU a method takes beyond it is its way of waiting. Every round runs each N
+with the three methods and finish in rotating order
 on a fresh event loop; CPU, wall and threads are medians over the rounds,
 p50/p99 are over the latencies of all rounds.
 """
@@ -40,6 +43,12 @@ cw = None  # imported once the arguments are read: --help works without libcw
 
 RAW = time.CLOCK_MONOTONIC_RAW
 METHODS = ("cw", "executor", "poll")
+# Not a way of awaiting: the same N kernels with one blocking wait for the
+# last, no coroutine per event. What it costs, every method pays too
+# (PoCL's work per command and per kernel); the CPU a method takes beyond it
+# is the cost of its way of waiting.
+BASELINE = "finish"
+RUN = METHODS + (BASELINE,)
 KERNEL = """
 __kernel void busy(uint n, __global float *out) {
     float x = 0.0f;
@@ -129,6 +138,13 @@ def measure(dev, method, n, timed):
 
     async def main():
         before = tids()
+        if method == BASELINE:
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            gate.set_status(cl.command_execution_status.COMPLETE)
+            events[-1].wait()  # in-order queue: the last finishes last
+            cpu1, wall1 = time.process_time(), time.perf_counter()
+            resumed[:] = [1] * n  # no per-event resume to time
+            return cpu1 - cpu0, wall1 - wall0, len(tids() - before)
         tasks = [asyncio.ensure_future(one(i)) for i in range(n)]
         for _ in range(3):  # every coroutine is awaiting before the gate opens
             await asyncio.sleep(0)
@@ -146,7 +162,8 @@ def measure(dev, method, n, timed):
         if ev.command_execution_status != cl.command_execution_status.COMPLETE or not t:
             raise SystemExit("bench_async: %s, N=%d: an event did not complete" % (method, n))
         if timed:
-            lat.append((t - ev.profile.end) / 1e3)
+            if method != BASELINE:
+                lat.append((t - ev.profile.end) / 1e3)
             kernels_ns += ev.profile.end - ev.profile.start
     # PoCL runs the kernels on CPU threads of this process: their run time is
     # in the process CPU of every method alike. What is left is the cost of
@@ -198,6 +215,12 @@ def goals(table, n):
     ratio = a["wait_cpu_ms"] / b["wait_cpu_ms"] if b["wait_cpu_ms"] > 0 else float("inf")
     if ratio == ratio:  # not NaN: the kernels' run time was known
         out.append(("cw CPU-kernels <= 0.5x", ratio <= 0.5, "%.2fx" % ratio))
+    base = table.get((BASELINE, n))
+    if base and b["cpu_ms"] > base["cpu_ms"]:
+        # What each way of waiting adds to the shared cost of the kernels.
+        ratio = max(a["cpu_ms"] - base["cpu_ms"], 0.0) / (b["cpu_ms"] - base["cpu_ms"])
+        out.append(("cw CPU over finish <= 0.5x", ratio <= 0.5, "%.2fx (%.1f ms against %.1f ms)" % (
+            ratio, a["cpu_ms"] - base["cpu_ms"], b["cpu_ms"] - base["cpu_ms"])))
     ratio = a["p50_us"] / b["p50_us"] if b["p50_us"] else float("inf")
     if ratio == ratio:  # not NaN: latencies were measured
         out.append(("cw p50 <= 1.5x executor", ratio <= 1.5, "%.2fx" % ratio))
@@ -240,7 +263,8 @@ def main():
     progress = []
     for r in range(rounds):
         for n in sizes:
-            order = METHODS[r % 3:] + METHODS[:r % 3]  # rotated: no method always first
+            k = r % len(RUN)
+            order = RUN[k:] + RUN[:k]  # rotated: no method always first
             for m in order:
                 res = measure(dev, m, n, timed)
                 runs.setdefault((m, n), []).append(res)
@@ -267,16 +291,17 @@ def main():
              if timed else "latency: not measured, " + no_clock,
              "",
              "CPU: the whole process; CPU-kernels: minus the kernels' run time "
-             "(PoCL runs them on this process's threads)",
+             "(PoCL runs them on this process's threads); finish: the same kernels "
+             "with one blocking wait for the last, the cost every method shares",
              "",
              "| N | method | CPU ms | CPU-kernels ms | wall ms | threads | p50 µs | p99 µs |",
              "|---|---|---|---|---|---|---|---|"]
     for n in sizes:
-        for m in METHODS:
+        for m in RUN:
             s = table[(m, n)]
-            lines.append("| %d | %s | %.1f | %.1f | %.1f | %g | %.1f | %.1f |" % (
-                n, m, s["cpu_ms"], s["wait_cpu_ms"], s["wall_ms"], s["threads"], s["p50_us"],
-                s["p99_us"]))
+            lat = ("%.1f | %.1f" % (s["p50_us"], s["p99_us"]) if m != BASELINE else "- | -")
+            lines.append("| %d | %s | %.1f | %.1f | %.1f | %g | %s |" % (
+                n, m, s["cpu_ms"], s["wait_cpu_ms"], s["wall_ms"], s["threads"], lat))
     big = max(sizes)
     checks = goals(table, big)
     if checks:
@@ -298,7 +323,7 @@ def main():
                 "kernel_us": kernel_us, "rounds": rounds, "sizes": sizes,
                 "loadavg_before": load_before, "loadavg_after": load_after,
                 "cpus": os.cpu_count(),
-                "results": [dict(method=m, n=n, **table[(m, n)]) for n in sizes for m in METHODS],
+                "results": [dict(method=m, n=n, **table[(m, n)]) for n in sizes for m in RUN],
                 "goals": [{"goal": g, "met": ok, "value": v} for g, ok, v in checks],
                 "runs": [{"method": m, "n": n, "round": i, "cpu_s": r["cpu_s"],
                           "kernels_s": r["kernels_s"], "wall_s": r["wall_s"],
