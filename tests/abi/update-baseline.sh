@@ -10,5 +10,5 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 lib=$(readlink -f "$build/libcw.so")
 abidw --no-corpus-path --no-comp-dir-path --no-show-locs --drop-private-types \
-    --headers-dir "$root/include" --headers-dir "$build/include" "$lib" >"$here/libcw.abi"
+    --headers-dir "$root/include" "$lib" >"$here/libcw.abi"
 echo "wrote $here/libcw.abi from $lib"

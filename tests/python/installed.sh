@@ -35,7 +35,7 @@ export CW_EXPECT_INSTALLED=1 PYTHONDONTWRITEBYTECODE=1
 case "$mode" in
 build)
     export CW_LIBRARY=$build/libcw.so CW_EXPECT_FOUND_BY=CW_LIBRARY
-    export CW_INCLUDE_DIRS=$src/include:$build/include
+    export CW_INCLUDE_DIRS=$src/include
     ;;
 prefix)
     cmake --install "$build" --prefix "$work/prefix" >/dev/null
