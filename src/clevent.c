@@ -241,8 +241,15 @@ static void retire(cl_event event) {
  * if their callback fires meanwhile.
  */
 static void sweep(size_t most) {
-    record **pinned = malloc(most * sizeof *pinned);
-    if (!pinned)
+    /* One entry per pinned record: what the read found, and the subscribers
+     * handed back if it is retired. */
+    struct swept {
+        record *r;
+        bool finished;
+        uintptr_t *subs;
+        uint32_t nsubs;
+    } *e = calloc(most, sizeof *e);
+    if (!e)
         return;
     size_t k = 0;
     cw_spinlock_lock(&table_lock);
@@ -250,29 +257,26 @@ static void sweep(size_t most) {
         for (record *r = table[b]; r && k < most; r = r->next)
             if (r->nsubs == 0) {
                 r->pins++;
-                pinned[k++] = r;
+                e[k++].r = r;
             }
     cw_spinlock_unlock(&table_lock);
 
-    bool *finished = calloc(k ? k : 1, sizeof *finished);
-    for (size_t i = 0; i < k && finished; ++i) {
+    for (size_t i = 0; i < k; ++i) {
         cl_int st;
         /* The record's reference keeps the event valid; an error reading it
          * means it will never tell us more: retire it too. */
-        finished[i] = cw__read_status(pinned[i]->event, &st) != CW_OK || st <= CL_COMPLETE;
+        e[i].finished = cw__read_status(e[i].r->event, &st) != CW_OK || st <= CL_COMPLETE;
     }
 
     record *owned = NULL;
-    uintptr_t **subs = calloc(k ? k : 1, sizeof *subs);
-    uint32_t *nsubs = calloc(k ? k : 1, sizeof *nsubs);
     cw_spinlock_lock(&table_lock);
     for (size_t i = 0; i < k; ++i) {
-        record *r = pinned[i];
+        record *r = e[i].r;
         r->pins--;
         record **at = find(r->event);
         bool mine = false;
-        if (finished && subs && nsubs && finished[i] && *at == r)
-            mine = unlink_record(at, &subs[i], &nsubs[i]);
+        if (e[i].finished && *at == r)
+            mine = unlink_record(at, &e[i].subs, &e[i].nsubs);
         else if (r->doomed && r->pins == 0)
             mine = true;
         if (mine) {
@@ -282,14 +286,11 @@ static void sweep(size_t most) {
     }
     sweep_at = live_records * 2 > SWEEP_MIN ? live_records * 2 : SWEEP_MIN;
     cw_spinlock_unlock(&table_lock);
-    for (size_t i = 0; subs && nsubs && i < k; ++i)
-        if (subs[i])
-            signal_all(subs[i], nsubs[i]);
+    for (size_t i = 0; i < k; ++i)
+        if (e[i].subs)
+            signal_all(e[i].subs, e[i].nsubs);
     tear_down_all(owned);
-    free(subs);
-    free(nsubs);
-    free(finished);
-    free(pinned);
+    free(e);
 }
 
 static void install_fork_handlers(void);
@@ -390,6 +391,29 @@ void cw__event_unsubscribe(cl_event event, cw_completion *c) {
             break;
         }
     cw_spinlock_unlock(&table_lock);
+}
+
+int cw__event_join(cl_event event, cw_completion_kind kind, cw_parker *watcher, cw_completion **c,
+                   cl_int *cl_error) {
+    int rc = cw_completion_acquire(kind, c);
+    if (rc != CW_OK) {
+        *c = NULL;
+        return rc;
+    }
+    if (watcher)
+        cw_completion_watch(*c, watcher);
+    cl_int err;
+    if ((rc = cw__event_subscribe(event, *c, true, &err)) != CW_OK) {
+        cw_completion_release(*c, NULL);
+        *c = NULL;
+        *cl_error = err;
+    }
+    return rc;
+}
+
+bool cw__event_leave(cl_event event, cw_completion *c) {
+    cw__event_unsubscribe(event, c);
+    return cw_completion_release(c, NULL);
 }
 
 void cw__event_retire(cl_event event) {

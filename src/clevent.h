@@ -51,6 +51,19 @@ int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int
  * time out again and again on one event keep its list short. */
 void cw__event_unsubscribe(cl_event event, cw_completion *c);
 
+/* For the blocking waits: take a completion of `kind` (watched by `watcher`
+ * when not NULL) and subscribe it, sweeping allowed. On error *c is NULL and
+ * nothing is held; a rejected subscription leaves the OpenCL error in
+ * *cl_error. */
+int cw__event_join(cl_event event, cw_completion_kind kind, cw_parker *watcher, cw_completion **c,
+                   cl_int *cl_error);
+
+/* Leave the event's subscribers and give the completion back. Returns
+ * whether a signal had landed on it (possibly as we left). Releasing disarms
+ * it if no signal claimed it: a callback that runs later, or never, finds a
+ * stale token and touches nothing. */
+bool cw__event_leave(cl_event event, cw_completion *c);
+
 /*
  * A status read saw the command finished (complete or failed): drop cw's
  * record of the event now, waking its subscribers, so that it holds nothing

@@ -188,8 +188,7 @@ static void cancel_locked(cw_notifier *n, watch *w) {
 
 /* Outside the mutex. The release comes first: see the comment on `watch`. */
 static void free_watch(watch *w) {
-    cw__event_unsubscribe(w->event, w->completion);
-    cw_completion_release(w->completion, NULL);
+    cw__event_leave(w->event, w->completion);
     clReleaseEvent(w->event);
     free(w);
 }

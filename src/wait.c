@@ -156,29 +156,6 @@ static bool yield_a_little(cw_completion *c) {
     return signalled;
 }
 
-/* Take a completion of `kind` and subscribe it to the event's callback. */
-static int subscribe(cl_event event, cw_completion_kind kind, cw_completion **c,
-                     cl_int *cl_status) {
-    int rc = cw_completion_acquire(kind, c);
-    if (rc != CW_OK)
-        return rc;
-    cl_int err;
-    if ((rc = cw__event_subscribe(event, *c, true, &err)) != CW_OK) {
-        cw_completion_release(*c, NULL);
-        *cl_status = err;
-    }
-    return rc;
-}
-
-/* Leave the event's subscribers and give the completion back; whether a
- * signal had landed on it (possibly as we left). */
-static bool unsubscribe(cl_event event, cw_completion *c) {
-    cw__event_unsubscribe(event, c);
-    /* Disarms the completion if no signal claimed it: a callback that runs
-     * later, or never, finds a stale token and touches nothing. */
-    return cw_completion_release(c, NULL);
-}
-
 /*
  * The callback strategies. The event's one callback (shared by every wait on
  * it) signals this wait's completion; a signal means "read the status now",
@@ -200,7 +177,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
         parker = &own.parker;
     }
     cw_completion *c;
-    int rc = subscribe(event, kind, &c, cl_status);
+    int rc = cw__event_join(event, kind, NULL, &c, cl_status);
     if (rc != CW_OK)
         return rc;
     cw__check_schedule checks = cw__check_schedule_start(o->check_interval_us);
@@ -233,8 +210,8 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
         }
         if (signalled) {
             /* No verdict behind the signal: wait on a fresh subscription. */
-            unsubscribe(event, c);
-            if ((rc = subscribe(event, kind, &c, cl_status)) != CW_OK)
+            cw__event_leave(event, c);
+            if ((rc = cw__event_join(event, kind, NULL, &c, cl_status)) != CW_OK)
                 return rc;
         } else if (now >= check) {
             cw__check_schedule_grow(&checks);
@@ -245,7 +222,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
             break;
         }
     }
-    if (unsubscribe(event, c) && rc == CW_ERR_TIMEOUT) {
+    if (cw__event_leave(event, c) && rc == CW_ERR_TIMEOUT) {
         /* A signal landed as we gave up: report what happened, if anything. */
         cl_int st;
         if (cw__read_status(event, &st) == CW_OK && st <= CL_COMPLETE) {

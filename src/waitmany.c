@@ -18,27 +18,12 @@ static int check_input(const cl_event *events, size_t n, const cw_wait_options *
     return cw__validate_options(o);
 }
 
-/* One completion for an unfinished event, watched by the call's one parker:
+/* One completion per unfinished event, watched by the call's one parker:
  * the signaller unparks it after leaving the completion's lock, and
  * cw_completion_release waits for that unpark, so the parker (possibly on
  * the caller's stack) outlives every use. */
-static int watch(cl_event event, cw_parker *parker, cw_completion **c, cl_int *st) {
-    int rc = cw_completion_acquire(CW_COMPLETION_YIELD, c);
-    if (rc != CW_OK)
-        return rc;
-    cw_completion_watch(*c, parker);
-    cl_int err;
-    if ((rc = cw__event_subscribe(event, *c, true, &err)) != CW_OK) {
-        cw_completion_release(*c, NULL);
-        *c = NULL;
-        *st = err;
-    }
-    return rc;
-}
-
 static void unwatch(cl_event event, cw_completion **c) {
-    cw__event_unsubscribe(event, *c);
-    cw_completion_release(*c, NULL);
+    cw__event_leave(event, *c);
     *c = NULL;
 }
 
@@ -88,7 +73,7 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
     for (size_t i = 0; i < n; ++i) {
         if (st[i] <= CL_COMPLETE)
             continue;
-        if ((rc = watch(events[i], parker, &c[i], &st[i])) != CW_OK) {
+        if ((rc = cw__event_join(events[i], CW_COMPLETION_YIELD, parker, &c[i], &st[i])) != CW_OK) {
             *which = i;
             goto out;
         }
@@ -115,7 +100,8 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
                 goto out;
             }
             if (st[i] > CL_COMPLETE) {
-                if ((rc = watch(events[i], parker, &c[i], &st[i])) != CW_OK) {
+                if ((rc = cw__event_join(events[i], CW_COMPLETION_YIELD, parker, &c[i], &st[i])) !=
+                    CW_OK) {
                     *which = i;
                     goto out;
                 }
