@@ -17,6 +17,7 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -234,6 +235,42 @@ static void finishes(void) {
         line("finish.out_of_order_reads", rc2, v);
         clReleaseCommandQueue(ooo);
     }
+
+    /*
+     * A command the preload does not see: enqueued through the loader's own
+     * clEnqueueNDRangeKernel (dlsym on a handle of libOpenCL), gated by a
+     * user event set 100 ms later, behind a kernel the preload saw. clFinish
+     * must still wait for it: its status right after clFinish is complete.
+     */
+    typedef cl_int (*ndrange_fn)(cl_command_queue, cl_kernel, cl_uint, const size_t *,
+                                 const size_t *, const size_t *, cl_uint, const cl_event *,
+                                 cl_event *);
+    void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_NOLOAD);
+    ndrange_fn loader_ndrange = lib ? (ndrange_fn)dlsym(lib, "clEnqueueNDRangeKernel") : NULL;
+    if (!loader_ndrange) {
+        line("finish.unseen_command", CL_SUCCESS, "skipped (no loader handle)");
+    } else {
+        cl_event gate = user_event(), unseen;
+        size_t global = N;
+        int v = 1;
+        CHECK(enqueue_add(q, m, 1, 0, NULL, NULL));
+        CHECK(clSetKernelArg(kernel, 1, sizeof v, &v));
+        CHECK(loader_ndrange(q, kernel, 1, NULL, &global, NULL, 1, &gate, &unseen));
+        later l;
+        later_start(&l, gate, CL_COMPLETE, 100);
+        rc = clFinish(q);
+        cl_int st = CL_QUEUED;
+        CHECK(clGetEventInfo(unseen, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+        if (st != CL_COMPLETE)
+            ++failures;
+        line("finish.unseen_command", rc,
+             st == CL_COMPLETE ? "status complete" : "status NOT complete");
+        pthread_join(l.thread, NULL);
+        clReleaseEvent(unseen);
+        clReleaseEvent(gate);
+    }
+    if (lib)
+        dlclose(lib);
 
     /* A separate queue whose only kernel depends on a failed user event. */
     cl_command_queue q2 = clCreateCommandQueueWithProperties(ctx, device, NULL, &err);

@@ -4,13 +4,16 @@
 # output and exit status must be the same every time, and the preload must
 # have seen the calls named with --expect (from the --stats JSON).
 # Usage: same-output.sh CW_RUN [--mask-numbers] [--strategies "A B"]
-#                       [--expect CALL]... [--work DIR] -- PROGRAM [ARGS...]
+#                       [--expect CALL]... [--expect-cw KEY]... [--work DIR]
+#                       -- PROGRAM [ARGS...]
 #   --mask-numbers  compare with every number replaced by N (timings),
 #                   runs of blanks squeezed
 #   --strategies    default: "blocking cooperative auto"
 #   --expect CALL   the profile must count CALL (e.g. clFinish) in every run
+#   --expect-cw KEY the profile's counter KEY must be positive under every
+#                   strategy but blocking (e.g. finish_on_last_command)
 set -euo pipefail
-usage() { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in -h | --help) usage; exit 0 ;; esac
 cw_run=$1
@@ -18,12 +21,14 @@ shift
 mask=0
 strategies="blocking cooperative auto"
 expect=()
+expect_cw=()
 work=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --mask-numbers) mask=1 ;;
     --strategies) strategies=$2; shift ;;
     --expect) expect+=("$2"); shift ;;
+    --expect-cw) expect_cw+=("$2"); shift ;;
     --work) work=$2; shift ;;
     --) shift; break ;;
     *) echo "same-output.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -67,6 +72,14 @@ for s in $strategies; do
                 break
             fi
         done
+        if [ "$s" != blocking ]; then
+            for key in "${expect_cw[@]}"; do
+                if ! grep -Eq "\"$key\": [1-9]" "$work/$s.json" 2>/dev/null; then
+                    verdict="$key not positive in the profile"
+                    break
+                fi
+            done
+        fi
     fi
     echo "cw-run --strategy $s: exit $rc, $verdict"
     if [ "$verdict" != ok ]; then

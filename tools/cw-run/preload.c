@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "cw.h"
+#include "lastcmd.h"
 
 #define CWP_EXPORT __attribute__((visibility("default")))
 
@@ -99,6 +100,35 @@ typedef cl_int (*svm_memcpy_fn)(cl_command_queue, cl_bool, void *, const void *,
 typedef cl_int (*svm_map_fn)(cl_command_queue, cl_bool, cl_map_flags, void *, size_t, cl_uint,
                              const cl_event *, cl_event *);
 
+/* The non-blocking enqueues recorded for clFinish (lastcmd.h). */
+typedef cl_int (*ndrange_fn)(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,
+                             const size_t *, cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*task_fn)(cl_command_queue, cl_kernel, cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*copy_buffer_fn)(cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint,
+                                 const cl_event *, cl_event *);
+typedef cl_int (*copy_buffer_rect_fn)(cl_command_queue, cl_mem, cl_mem, const size_t *,
+                                      const size_t *, const size_t *, size_t, size_t, size_t,
+                                      size_t, cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*fill_buffer_fn)(cl_command_queue, cl_mem, const void *, size_t, size_t, size_t,
+                                 cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*copy_image_fn)(cl_command_queue, cl_mem, cl_mem, const size_t *, const size_t *,
+                                const size_t *, cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*fill_image_fn)(cl_command_queue, cl_mem, const void *, const size_t *,
+                                const size_t *, cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*copy_image_to_buffer_fn)(cl_command_queue, cl_mem, cl_mem, const size_t *,
+                                          const size_t *, size_t, cl_uint, const cl_event *,
+                                          cl_event *);
+typedef cl_int (*copy_buffer_to_image_fn)(cl_command_queue, cl_mem, cl_mem, size_t, const size_t *,
+                                          const size_t *, cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*unmap_fn)(cl_command_queue, cl_mem, void *, cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*migrate_fn)(cl_command_queue, cl_uint, const cl_mem *, cl_mem_migration_flags,
+                             cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*marker_fn)(cl_command_queue, cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*svm_memfill_fn)(cl_command_queue, void *, const void *, size_t, size_t, cl_uint,
+                                 const cl_event *, cl_event *);
+typedef cl_int (*svm_unmap_fn)(cl_command_queue, void *, cl_uint, const cl_event *, cl_event *);
+typedef cl_int (*release_queue_fn)(cl_command_queue);
+
 /* The loader's entry points, found once; written before any wrapper uses
  * them (pthread_once) and never again. */
 static struct {
@@ -114,6 +144,22 @@ static struct {
     map_image_fn map_image;
     svm_memcpy_fn svm_memcpy;
     svm_map_fn svm_map;
+    ndrange_fn ndrange;
+    task_fn task;
+    copy_buffer_fn copy_buffer;
+    copy_buffer_rect_fn copy_buffer_rect;
+    fill_buffer_fn fill_buffer;
+    copy_image_fn copy_image;
+    fill_image_fn fill_image;
+    copy_image_to_buffer_fn copy_image_to_buffer;
+    copy_buffer_to_image_fn copy_buffer_to_image;
+    unmap_fn unmap;
+    migrate_fn migrate;
+    marker_fn marker;
+    marker_fn barrier;
+    svm_memfill_fn svm_memfill;
+    svm_unmap_fn svm_unmap;
+    release_queue_fn release_queue;
 } real;
 
 /* ---- configuration (CW_RUN_* environment, read once) ------------------- */
@@ -214,8 +260,29 @@ static void init(void) {
     real.map_image = (map_image_fn)dlsym(RTLD_NEXT, "clEnqueueMapImage");
     real.svm_memcpy = (svm_memcpy_fn)dlsym(RTLD_NEXT, "clEnqueueSVMMemcpy");
     real.svm_map = (svm_map_fn)dlsym(RTLD_NEXT, "clEnqueueSVMMap");
-    if (!real.wait_for_events || !real.finish) {
-        warn("%s", "no OpenCL ICD loader after the preload: waits are not interposed");
+    real.ndrange = (ndrange_fn)dlsym(RTLD_NEXT, "clEnqueueNDRangeKernel");
+    real.task = (task_fn)dlsym(RTLD_NEXT, "clEnqueueTask");
+    real.copy_buffer = (copy_buffer_fn)dlsym(RTLD_NEXT, "clEnqueueCopyBuffer");
+    real.copy_buffer_rect = (copy_buffer_rect_fn)dlsym(RTLD_NEXT, "clEnqueueCopyBufferRect");
+    real.fill_buffer = (fill_buffer_fn)dlsym(RTLD_NEXT, "clEnqueueFillBuffer");
+    real.copy_image = (copy_image_fn)dlsym(RTLD_NEXT, "clEnqueueCopyImage");
+    real.fill_image = (fill_image_fn)dlsym(RTLD_NEXT, "clEnqueueFillImage");
+    real.copy_image_to_buffer =
+        (copy_image_to_buffer_fn)dlsym(RTLD_NEXT, "clEnqueueCopyImageToBuffer");
+    real.copy_buffer_to_image =
+        (copy_buffer_to_image_fn)dlsym(RTLD_NEXT, "clEnqueueCopyBufferToImage");
+    real.unmap = (unmap_fn)dlsym(RTLD_NEXT, "clEnqueueUnmapMemObject");
+    real.migrate = (migrate_fn)dlsym(RTLD_NEXT, "clEnqueueMigrateMemObjects");
+    real.marker = (marker_fn)dlsym(RTLD_NEXT, "clEnqueueMarkerWithWaitList");
+    real.barrier = (marker_fn)dlsym(RTLD_NEXT, "clEnqueueBarrierWithWaitList");
+    real.svm_memfill = (svm_memfill_fn)dlsym(RTLD_NEXT, "clEnqueueSVMMemFill");
+    real.svm_unmap = (svm_unmap_fn)dlsym(RTLD_NEXT, "clEnqueueSVMUnmap");
+    real.release_queue = (release_queue_fn)dlsym(RTLD_NEXT, "clReleaseCommandQueue");
+    if (!real.wait_for_events || !real.finish || !real.ndrange || !real.task || !real.copy_buffer ||
+        !real.copy_buffer_rect || !real.fill_buffer || !real.copy_image || !real.fill_image ||
+        !real.copy_image_to_buffer || !real.copy_buffer_to_image || !real.unmap || !real.migrate ||
+        !real.marker || !real.barrier || !real.release_queue) {
+        warn("%s", "no OpenCL 1.2 ICD loader after the preload: waits are not interposed");
         return;
     }
     read_config();
@@ -271,6 +338,10 @@ typedef struct call_stats {
 } call_stats;
 
 static call_stats stats[CWP_CALLS];
+
+/* How clFinish waited under the cw strategies: on the queue's last command
+ * or on a marker. */
+static _Atomic uint64_t finish_on_last, finish_on_marker;
 
 static uint64_t clock_ns(clockid_t c) {
     struct timespec ts;
@@ -387,6 +458,13 @@ static void print_table(FILE *f, const cw_stats *cs) {
                 percentile_us(c, n, 0.99), per * (double)n / 1e3, per,
                 atomic_load_explicit(&c->failed, memory_order_relaxed));
     }
+    uint64_t fl = atomic_load_explicit(&finish_on_last, memory_order_relaxed),
+             fm = atomic_load_explicit(&finish_on_marker, memory_order_relaxed);
+    if (fl || fm)
+        fprintf(f,
+                "clFinish waited on the last command %" PRIu64 " times, on a marker %" PRIu64
+                " times\n",
+                fl, fm);
     fprintf(f,
             "CPU: of the calling thread, sampled (every call for the first %u of a kind, then "
             "1 in %u), the clock's own %" PRIu64 " ns subtracted\n",
@@ -432,10 +510,14 @@ static void print_json(FILE *f, const cw_stats *cs) {
         sep = ",";
     }
     fprintf(f,
-            "\n  },\n  \"cw\": {\"waits\": %" PRIu64 ", \"spins\": %" PRIu64
-            ", \"yields\": %" PRIu64 ", \"parks\": %" PRIu64 ", \"sleeps\": %" PRIu64
-            ", \"polls\": %" PRIu64 ", \"timeouts\": %" PRIu64 ", \"latency_count\": %" PRIu64
-            ", \"latency_us\": [",
+            "\n  },\n  \"finish_on_last_command\": %" PRIu64 ",\n  \"finish_on_marker\": %" PRIu64
+            ",",
+            atomic_load_explicit(&finish_on_last, memory_order_relaxed),
+            atomic_load_explicit(&finish_on_marker, memory_order_relaxed));
+    fprintf(f,
+            "\n  \"cw\": {\"waits\": %" PRIu64 ", \"spins\": %" PRIu64 ", \"yields\": %" PRIu64
+            ", \"parks\": %" PRIu64 ", \"sleeps\": %" PRIu64 ", \"polls\": %" PRIu64
+            ", \"timeouts\": %" PRIu64 ", \"latency_count\": %" PRIu64 ", \"latency_us\": [",
             cs->waits, cs->spins, cs->yields, cs->parks, cs->sleeps, cs->polls, cs->timeouts,
             cs->latency_count);
     for (unsigned k = 0; k < CW_STATS_LATENCY_BUCKETS; ++k)
@@ -609,10 +691,11 @@ static void report_hang(enum cwp_call k, const cl_event *evs, cl_uint n) {
  * One event goes through cw_wait, which honours the strategy; several
  * through cw_wait_all (one parker for all, the cooperative wait).
  */
-static int cw_wait_events(enum cwp_call k, const cl_event *evs, cl_uint n) {
+static int cw_wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uint32_t check_us) {
     if (cfg.native && !cfg.hang_ns)
         return CWP_NATIVE;
     cw_wait_options o = cfg.opt;
+    o.check_interval_us = check_us;
     if (cfg.hang_ns)
         o.timeout_us = (int64_t)(cfg.hang_ns / 1000u);
     ++inside_cw;
@@ -642,7 +725,7 @@ static int cw_wait_events(enum cwp_call k, const cl_event *evs, cl_uint n) {
 
 /* What clWaitForEvents returns after a cw wait on one event. */
 static cl_int verdict_one(enum cwp_call k, cl_event ev) {
-    int rc = cw_wait_events(k, &ev, 1);
+    int rc = cw_wait_events(k, &ev, 1, 0);
     if (rc == CW_OK)
         return CL_SUCCESS;
     if (rc == CW_ERR_COMMAND_FAILED)
@@ -669,7 +752,7 @@ CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list
             return real.wait_for_events(num_events, event_list);
     }
     span s = span_start(CWP_WAIT_FOR_EVENTS);
-    int rc = cw_wait_events(CWP_WAIT_FOR_EVENTS, event_list, num_events);
+    int rc = cw_wait_events(CWP_WAIT_FOR_EVENTS, event_list, num_events, 0);
     cl_int r = rc == CW_OK                   ? CL_SUCCESS
                : rc == CW_ERR_COMMAND_FAILED ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
                                              : real.wait_for_events(num_events, event_list);
@@ -677,10 +760,56 @@ CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list
     return r;
 }
 
+/*
+ * clFinish. Under the cw strategies it waits with cw on the queue's last
+ * command, when the preload saw it enqueued on an in-order queue
+ * (lastcmd.h), and otherwise on a marker. The last command costs no extra
+ * command: a marker is one more command for the driver to create, schedule,
+ * run and retire, which on PoCL costs the waiting thread several
+ * microseconds and delays the next launch. With the last command, the real
+ * clFinish still has the final word: it returns at once when that command
+ * was the queue's last, and otherwise finishes, natively, what the preload
+ * did not see (a command enqueued through an entry point it does not
+ * interpose, or by another thread in between). A failed command is the
+ * real call's to report too, as on the marker path.
+ *
+ * The status checks. PoCL 3.1 and rusticl run no callback for a failed
+ * command, so cw's wait reads the status after its check interval and then
+ * every twice that. Each such wake-up costs the waiting thread CPU time,
+ * about 0.1 ms each on a loaded 2-vCPU VM: with cw's 16 ms default, a 0.35 s
+ * clFinish woke 12 times where PoCL's own wait wakes once. So clFinish
+ * checks after twice the queue's typical wait (its recent clFinish
+ * durations, lastcmd.h), between the default 16 ms and 1 s: a wait as long
+ * as the usual ones is not woken at all, and a failed command is still seen
+ * within four times the usual wait, at most 2 s.
+ */
+static uint32_t finish_check_us(uint64_t typical_ns) {
+    uint64_t us = typical_ns / 1000u * 2u;
+    if (us <= CW_CHECK_INTERVAL_US_DEFAULT)
+        return 0; /* cw's default */
+    return us > CW_CHECK_INTERVAL_US_MAX ? CW_CHECK_INTERVAL_US_MAX : (uint32_t)us;
+}
+
 CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (passthrough())
         return real.finish(queue);
     bool native = cfg.native && !cfg.hang_ns;
+    uint64_t typical = 0;
+    cl_event last = native ? NULL : cwp_last_take(queue, &typical);
+    uint32_t check_us = finish_check_us(typical);
+    if (last) {
+        span s = span_start(CWP_FINISH);
+        uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+        /* cw flushes the queue if the command is still queued. */
+        cw_wait_events(CWP_FINISH, &last, 1, check_us);
+        cwp_last_waited(queue, clock_ns(CLOCK_MONOTONIC) - t0);
+        cl_int r = real.finish(queue);
+        span_end(CWP_FINISH, s, r);
+        clReleaseEvent(last);
+        if (cfg.stats)
+            atomic_fetch_add_explicit(&finish_on_last, 1, memory_order_relaxed);
+        return r;
+    }
     /*
      * The flush comes first, as in the real clFinish, and before the clocks
      * are read: a driver may hold queued commands until a flush (PoCL does,
@@ -698,8 +827,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     cl_event marker = NULL;
     if (native) {
         r = real.finish(queue);
-    } else if (flushed != CL_SUCCESS ||
-               clEnqueueMarkerWithWaitList(queue, 0, NULL, &marker) != CL_SUCCESS) {
+    } else if (flushed != CL_SUCCESS || real.marker(queue, 0, NULL, &marker) != CL_SUCCESS) {
         /* A bad queue (or no room for a marker): the real call's verdict. */
         r = real.finish(queue);
     } else {
@@ -707,12 +835,171 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * on in-order and out-of-order queues alike. Anything but success
          * (a failed command before it) is the real call's to report; it
          * returns at once, since everything finished. */
-        int rc = cw_wait_events(CWP_FINISH, &marker, 1);
+        uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+        int rc = cw_wait_events(CWP_FINISH, &marker, 1, check_us);
+        cwp_last_waited(queue, clock_ns(CLOCK_MONOTONIC) - t0);
         r = rc == CW_OK ? CL_SUCCESS : real.finish(queue);
         clReleaseEvent(marker);
+        if (cfg.stats)
+            atomic_fetch_add_explicit(&finish_on_marker, 1, memory_order_relaxed);
     }
     span_end(CWP_FINISH, s, r);
     return r;
+}
+
+/* The queue's handle may be reused once it is released: forget it first,
+ * and drop the reference to its last command, which may hold the queue. */
+CWP_EXPORT cl_int clReleaseCommandQueue(cl_command_queue queue) {
+    pthread_once(&init_once, init);
+    if (cfg.active && !inside_cw)
+        cwp_last_forget(queue);
+    return real.release_queue(queue);
+}
+
+/* ---- the non-blocking enqueues, recorded for clFinish ------------------- */
+
+/* Whether enqueues are recorded: under the cw strategies, outside cw's own
+ * calls (with --strategy blocking clFinish is the program's own call). */
+static inline bool tracking(void) {
+    pthread_once(&init_once, init);
+    return cfg.active && !inside_cw && !(cfg.native && !cfg.hang_ns);
+}
+
+/* After the enqueue: record its event as the queue's last command. `ev` is
+ * NULL when not tracking; `owned` when the event is the preload's own (the
+ * program asked for none), whose reference the table then takes over. */
+static void track(cl_command_queue q, cl_event *ev, bool owned, cl_int err) {
+    if (!ev || err != CL_SUCCESS || !*ev)
+        return;
+    if (!owned && clRetainEvent(*ev) != CL_SUCCESS)
+        return;
+    cwp_last_put(q, *ev);
+}
+
+/*
+ * One wrapper: `call` is the real call with `ev_` as its event argument,
+ * which is the program's own when it asked for one, and otherwise, when
+ * tracking, the preload's (a driver creates an event for every command
+ * anyway; PoCL does).
+ */
+#define TRACKED(q, event, call)                                                                    \
+    do {                                                                                           \
+        cl_event own_ = NULL;                                                                      \
+        cl_event *tr_ = tracking() ? ((event) ? (event) : &own_) : NULL;                           \
+        cl_event *ev_ = tr_ ? tr_ : (event);                                                       \
+        cl_int r_ = (call);                                                                        \
+        track((q), tr_, tr_ == &own_, r_);                                                         \
+        return r_;                                                                                 \
+    } while (0)
+
+/* The same for the maps, which return the mapped pointer. */
+#define MAP_TRACKED(q, event, errcode_ret, call)                                                   \
+    do {                                                                                           \
+        cl_event own_ = NULL;                                                                      \
+        cl_event *tr_ = tracking() ? ((event) ? (event) : &own_) : NULL;                           \
+        cl_event *ev_ = tr_ ? tr_ : (event);                                                       \
+        cl_int e_ = CL_SUCCESS, *err_ = &e_;                                                       \
+        void *p_ = (call);                                                                         \
+        track((q), tr_, tr_ == &own_, e_);                                                         \
+        if (errcode_ret)                                                                           \
+            *(errcode_ret) = e_;                                                                   \
+        return p_;                                                                                 \
+    } while (0)
+
+CWP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim,
+                                         const size_t *offset, const size_t *global,
+                                         const size_t *local, cl_uint nw, const cl_event *wl,
+                                         cl_event *event) {
+    TRACKED(q, event, real.ndrange(q, k, dim, offset, global, local, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueTask(cl_command_queue q, cl_kernel k, cl_uint nw, const cl_event *wl,
+                                cl_event *event) {
+    TRACKED(q, event, real.task(q, k, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t so,
+                                      size_t d_o, size_t size, cl_uint nw, const cl_event *wl,
+                                      cl_event *event) {
+    TRACKED(q, event, real.copy_buffer(q, src, dst, so, d_o, size, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst,
+                                          const size_t *so, const size_t *d_o, const size_t *r,
+                                          size_t srp, size_t ssp, size_t drp, size_t dsp,
+                                          cl_uint nw, const cl_event *wl, cl_event *event) {
+    TRACKED(q, event,
+            real.copy_buffer_rect(q, src, dst, so, d_o, r, srp, ssp, drp, dsp, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue q, cl_mem buf, const void *pattern,
+                                      size_t pattern_size, size_t offset, size_t size, cl_uint nw,
+                                      const cl_event *wl, cl_event *event) {
+    TRACKED(q, event, real.fill_buffer(q, buf, pattern, pattern_size, offset, size, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueCopyImage(cl_command_queue q, cl_mem src, cl_mem dst, const size_t *so,
+                                     const size_t *d_o, const size_t *r, cl_uint nw,
+                                     const cl_event *wl, cl_event *event) {
+    TRACKED(q, event, real.copy_image(q, src, dst, so, d_o, r, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueFillImage(cl_command_queue q, cl_mem img, const void *color,
+                                     const size_t *origin, const size_t *region, cl_uint nw,
+                                     const cl_event *wl, cl_event *event) {
+    TRACKED(q, event, real.fill_image(q, img, color, origin, region, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem src, cl_mem dst,
+                                             const size_t *origin, const size_t *region,
+                                             size_t offset, cl_uint nw, const cl_event *wl,
+                                             cl_event *event) {
+    TRACKED(q, event, real.copy_image_to_buffer(q, src, dst, origin, region, offset, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem src, cl_mem dst,
+                                             size_t offset, const size_t *origin,
+                                             const size_t *region, cl_uint nw, const cl_event *wl,
+                                             cl_event *event) {
+    TRACKED(q, event, real.copy_buffer_to_image(q, src, dst, offset, origin, region, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueUnmapMemObject(cl_command_queue q, cl_mem mem, void *ptr, cl_uint nw,
+                                          const cl_event *wl, cl_event *event) {
+    TRACKED(q, event, real.unmap(q, mem, ptr, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue q, cl_uint n, const cl_mem *mems,
+                                             cl_mem_migration_flags flags, cl_uint nw,
+                                             const cl_event *wl, cl_event *event) {
+    TRACKED(q, event, real.migrate(q, n, mems, flags, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *wl,
+                                              cl_event *event) {
+    TRACKED(q, event, real.marker(q, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint nw, const cl_event *wl,
+                                               cl_event *event) {
+    TRACKED(q, event, real.barrier(q, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueSVMMemFill(cl_command_queue q, void *ptr, const void *pattern,
+                                      size_t pattern_size, size_t size, cl_uint nw,
+                                      const cl_event *wl, cl_event *event) {
+    pthread_once(&init_once, init);
+    if (!real.svm_memfill)
+        return CL_INVALID_OPERATION;
+    TRACKED(q, event, real.svm_memfill(q, ptr, pattern, pattern_size, size, nw, wl, ev_));
+}
+
+CWP_EXPORT cl_int clEnqueueSVMUnmap(cl_command_queue q, void *ptr, cl_uint nw, const cl_event *wl,
+                                    cl_event *event) {
+    pthread_once(&init_once, init);
+    if (!real.svm_unmap)
+        return CL_INVALID_OPERATION;
+    TRACKED(q, event, real.svm_unmap(q, ptr, nw, wl, ev_));
 }
 
 /*
@@ -771,7 +1058,7 @@ CWP_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem buf, cl_bool bl
                                       size_t offset, size_t size, void *ptr, cl_uint nw,
                                       const cl_event *wl, cl_event *event) {
     if (!interpose_blocking(blocking))
-        return real.read_buffer(q, buf, blocking, offset, size, ptr, nw, wl, event);
+        TRACKED(q, event, real.read_buffer(q, buf, blocking, offset, size, ptr, nw, wl, ev_));
     if (native_blocking())
         NATIVE_BLOCKING(CWP_READ_BUFFER,
                         real.read_buffer(q, buf, blocking, offset, size, ptr, nw, wl, event));
@@ -783,7 +1070,7 @@ CWP_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem buf, cl_bool b
                                        size_t offset, size_t size, const void *ptr, cl_uint nw,
                                        const cl_event *wl, cl_event *event) {
     if (!interpose_blocking(blocking))
-        return real.write_buffer(q, buf, blocking, offset, size, ptr, nw, wl, event);
+        TRACKED(q, event, real.write_buffer(q, buf, blocking, offset, size, ptr, nw, wl, ev_));
     if (native_blocking())
         NATIVE_BLOCKING(CWP_WRITE_BUFFER,
                         real.write_buffer(q, buf, blocking, offset, size, ptr, nw, wl, event));
@@ -796,8 +1083,9 @@ CWP_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue q, cl_mem buf, cl_boo
                                           size_t brp, size_t bsp, size_t hrp, size_t hsp, void *ptr,
                                           cl_uint nw, const cl_event *wl, cl_event *event) {
     if (!interpose_blocking(blocking))
-        return real.read_buffer_rect(q, buf, blocking, bo, ho, r, brp, bsp, hrp, hsp, ptr, nw, wl,
-                                     event);
+        TRACKED(q, event,
+                real.read_buffer_rect(q, buf, blocking, bo, ho, r, brp, bsp, hrp, hsp, ptr, nw, wl,
+                                      ev_));
     if (native_blocking())
         NATIVE_BLOCKING(CWP_READ_BUFFER_RECT,
                         real.read_buffer_rect(q, buf, blocking, bo, ho, r, brp, bsp, hrp, hsp, ptr,
@@ -813,8 +1101,9 @@ CWP_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue q, cl_mem buf, cl_bo
                                            const void *ptr, cl_uint nw, const cl_event *wl,
                                            cl_event *event) {
     if (!interpose_blocking(blocking))
-        return real.write_buffer_rect(q, buf, blocking, bo, ho, r, brp, bsp, hrp, hsp, ptr, nw, wl,
-                                      event);
+        TRACKED(q, event,
+                real.write_buffer_rect(q, buf, blocking, bo, ho, r, brp, bsp, hrp, hsp, ptr, nw, wl,
+                                       ev_));
     if (native_blocking())
         NATIVE_BLOCKING(CWP_WRITE_BUFFER_RECT,
                         real.write_buffer_rect(q, buf, blocking, bo, ho, r, brp, bsp, hrp, hsp, ptr,
@@ -829,8 +1118,9 @@ CWP_EXPORT cl_int clEnqueueReadImage(cl_command_queue q, cl_mem img, cl_bool blo
                                      size_t slice_pitch, void *ptr, cl_uint nw, const cl_event *wl,
                                      cl_event *event) {
     if (!interpose_blocking(blocking))
-        return real.read_image(q, img, blocking, origin, region, row_pitch, slice_pitch, ptr, nw,
-                               wl, event);
+        TRACKED(q, event,
+                real.read_image(q, img, blocking, origin, region, row_pitch, slice_pitch, ptr, nw,
+                                wl, ev_));
     if (native_blocking())
         NATIVE_BLOCKING(CWP_READ_IMAGE, real.read_image(q, img, blocking, origin, region, row_pitch,
                                                         slice_pitch, ptr, nw, wl, event));
@@ -844,8 +1134,9 @@ CWP_EXPORT cl_int clEnqueueWriteImage(cl_command_queue q, cl_mem img, cl_bool bl
                                       size_t slice_pitch, const void *ptr, cl_uint nw,
                                       const cl_event *wl, cl_event *event) {
     if (!interpose_blocking(blocking))
-        return real.write_image(q, img, blocking, origin, region, row_pitch, slice_pitch, ptr, nw,
-                                wl, event);
+        TRACKED(q, event,
+                real.write_image(q, img, blocking, origin, region, row_pitch, slice_pitch, ptr, nw,
+                                 wl, ev_));
     if (native_blocking())
         NATIVE_BLOCKING(CWP_WRITE_IMAGE,
                         real.write_image(q, img, blocking, origin, region, row_pitch, slice_pitch,
@@ -868,7 +1159,8 @@ CWP_EXPORT void *clEnqueueMapBuffer(cl_command_queue q, cl_mem buf, cl_bool bloc
                                     cl_map_flags flags, size_t offset, size_t size, cl_uint nw,
                                     const cl_event *wl, cl_event *event, cl_int *errcode_ret) {
     if (!interpose_blocking(blocking))
-        return real.map_buffer(q, buf, blocking, flags, offset, size, nw, wl, event, errcode_ret);
+        MAP_TRACKED(q, event, errcode_ret,
+                    real.map_buffer(q, buf, blocking, flags, offset, size, nw, wl, ev_, err_));
     if (native_blocking()) {
         span s = span_start(CWP_MAP_BUFFER);
         cl_int err = CL_SUCCESS;
@@ -889,8 +1181,9 @@ CWP_EXPORT void *clEnqueueMapImage(cl_command_queue q, cl_mem img, cl_bool block
                                    size_t *row_pitch, size_t *slice_pitch, cl_uint nw,
                                    const cl_event *wl, cl_event *event, cl_int *errcode_ret) {
     if (!interpose_blocking(blocking))
-        return real.map_image(q, img, blocking, flags, origin, region, row_pitch, slice_pitch, nw,
-                              wl, event, errcode_ret);
+        MAP_TRACKED(q, event, errcode_ret,
+                    real.map_image(q, img, blocking, flags, origin, region, row_pitch, slice_pitch,
+                                   nw, wl, ev_, err_));
     if (native_blocking()) {
         span s = span_start(CWP_MAP_IMAGE);
         cl_int err = CL_SUCCESS;
@@ -917,7 +1210,7 @@ CWP_EXPORT cl_int clEnqueueSVMMemcpy(cl_command_queue q, cl_bool blocking, void 
     if (!real.svm_memcpy)
         return CL_INVALID_OPERATION;
     if (!interpose_blocking(blocking))
-        return real.svm_memcpy(q, blocking, dst, src, size, nw, wl, event);
+        TRACKED(q, event, real.svm_memcpy(q, blocking, dst, src, size, nw, wl, ev_));
     if (native_blocking())
         NATIVE_BLOCKING(CWP_SVM_MEMCPY,
                         real.svm_memcpy(q, blocking, dst, src, size, nw, wl, event));
@@ -932,7 +1225,7 @@ CWP_EXPORT cl_int clEnqueueSVMMap(cl_command_queue q, cl_bool blocking, cl_map_f
     if (!real.svm_map)
         return CL_INVALID_OPERATION;
     if (!interpose_blocking(blocking))
-        return real.svm_map(q, blocking, flags, svm_ptr, size, nw, wl, event);
+        TRACKED(q, event, real.svm_map(q, blocking, flags, svm_ptr, size, nw, wl, ev_));
     if (native_blocking())
         NATIVE_BLOCKING(CWP_SVM_MAP,
                         real.svm_map(q, blocking, flags, svm_ptr, size, nw, wl, event));
