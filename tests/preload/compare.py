@@ -84,7 +84,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="cw-compare-")
     results = {t: {v: [] for v in variants} for t in tests}  # figures per run
     cpu = {t: {v: [] for v in variants} for t in tests}      # process CPU s per run
-    wait_cpu = {t: {v: [] for v in variants} for t in tests}  # CPU us per wait
+    # CPU us per wait of each interposed call, per run: {call: [..]}
+    wait_cpu = {t: {v: {} for v in variants} for t in tests}
     last_profile = {t: {} for t in tests}
     native_out = {}
     say(f"clpeak {' and '.join('--' + t for t in tests)} on {args.platform}, {args.rounds} rounds, "
@@ -114,9 +115,8 @@ def main():
                 if v != "native":
                     with open(prof) as f:
                         p = json.load(f)
-                    n = sum(c["count"] for c in p["calls"].values())
-                    us = sum(c["cpu_us"] for c in p["calls"].values())
-                    wait_cpu[t][v].append(us / n if n else 0.0)
+                    for call, c in p["calls"].items():
+                        wait_cpu[t][v].setdefault(call, []).append(c["cpu_per_wait_us"])
                     last_profile[t][v] = p
             print(f"  round {r + 1}/{args.rounds} {t} done", file=sys.stderr, flush=True)
 
@@ -146,9 +146,15 @@ def main():
         say(f"{'process CPU s':<26}" + "".join(f"{medcpu[v]:>13.2f}" for v in variants))
         say(f"{'  ratio to native':<26}" + "".join(
             f"{medcpu[v] / medcpu['native']:>13.3f}" for v in variants))
-        say(f"{'waiting thread CPU/wait us':<26}{'-':>13}" + "".join(
-            f"{statistics.median(wait_cpu[t][v]):>13.2f}" for v in variants[1:]))
-        say("  (blocking = the program's own calls, measured: the native figure)")
+        calls = sorted({c for v in variants[1:] for c in wait_cpu[t][v]})
+        if calls:
+            say("waiting thread CPU/wait us, per interposed call (median of the runs):")
+        for call in calls:
+            say(f"{'  ' + call:<26}{'-':>13}" + "".join(
+                f"{statistics.median(wait_cpu[t][v][call]):>13.2f}" if call in wait_cpu[t][v]
+                else f"{'-':>13}" for v in variants[1:]))
+        if calls:
+            say("  (blocking = the program's own calls, measured: the native figure)")
     say()
     say("Every run's figures, in round order:")
     for t in tests:
