@@ -44,32 +44,37 @@ static slot *find(cl_command_queue queue) {
     return NULL;
 }
 
+/* Under the lock: record `event` in `s`; returns the reference to drop. */
+static cl_event swap_in(slot *s, cl_event event) {
+    if (!s || !s->in_order)
+        return event; /* not tracked: the caller's reference goes */
+    cl_event old = s->event;
+    s->event = event;
+    return old;
+}
+
 void cwp_last_put(cl_command_queue queue, cl_event event) {
     pthread_once(&atfork_once, register_atfork);
-    cl_event drop = event;
     pthread_mutex_lock(&lock);
     slot *s = find(queue);
+    cl_event drop = s ? swap_in(s, event) : NULL;
     pthread_mutex_unlock(&lock);
-    bool in_order = false;
     if (!s) {
         /* First sight of this queue: ask its properties outside the lock. */
         cl_command_queue_properties p = 0;
-        in_order =
+        bool in_order =
             clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof p, &p, NULL) == CL_SUCCESS &&
             !(p & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+        pthread_mutex_lock(&lock);
+        if (!(s = find(queue)) && (s = find(NULL)) != NULL) {
+            s->queue = queue;
+            s->event = NULL;
+            s->in_order = in_order;
+            s->typical_ns = 0;
+        }
+        drop = swap_in(s, event);
+        pthread_mutex_unlock(&lock);
     }
-    pthread_mutex_lock(&lock);
-    if (!(s = find(queue)) && (s = find(NULL)) != NULL) {
-        s->queue = queue;
-        s->event = NULL;
-        s->in_order = in_order;
-        s->typical_ns = 0;
-    }
-    if (s && s->in_order) {
-        drop = s->event;
-        s->event = event;
-    }
-    pthread_mutex_unlock(&lock);
     if (drop)
         clReleaseEvent(drop);
 }
