@@ -79,7 +79,9 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
         clReleaseEvent(drop);
 }
 
-cl_event cwp_last_take(cl_command_queue queue, uint64_t *typical_ns) {
+/* Take the queue's recorded command out of its slot, and the slot itself
+ * when `forget`; *typical_ns gets the slot's typical wait (0: no slot). */
+static cl_event take(cl_command_queue queue, bool forget, uint64_t *typical_ns) {
     cl_event ev = NULL;
     *typical_ns = 0;
     pthread_mutex_lock(&lock);
@@ -88,9 +90,15 @@ cl_event cwp_last_take(cl_command_queue queue, uint64_t *typical_ns) {
         ev = s->event;
         s->event = NULL;
         *typical_ns = s->typical_ns;
+        if (forget)
+            s->queue = NULL;
     }
     pthread_mutex_unlock(&lock);
     return ev;
+}
+
+cl_event cwp_last_take(cl_command_queue queue, uint64_t *typical_ns) {
+    return take(queue, false, typical_ns);
 }
 
 void cwp_last_waited(cl_command_queue queue, uint64_t ns) {
@@ -102,15 +110,8 @@ void cwp_last_waited(cl_command_queue queue, uint64_t ns) {
 }
 
 void cwp_last_forget(cl_command_queue queue) {
-    cl_event ev = NULL;
-    pthread_mutex_lock(&lock);
-    slot *s = queue ? find(queue) : NULL;
-    if (s) {
-        ev = s->event;
-        s->queue = NULL;
-        s->event = NULL;
-    }
-    pthread_mutex_unlock(&lock);
+    uint64_t unused;
+    cl_event ev = take(queue, true, &unused);
     if (ev)
         clReleaseEvent(ev);
 }
