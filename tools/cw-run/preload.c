@@ -303,6 +303,13 @@ static inline bool passthrough(void) {
     return !cfg.active || inside_cw;
 }
 
+/* The program's own calls, only measured: --strategy blocking without
+ * --hang-ms (with it, a wait's first N ms are cw's, as the real calls cannot
+ * time out). */
+static inline bool native_blocking(void) {
+    return cfg.native && !cfg.hang_ns;
+}
+
 /* ---- the profile -------------------------------------------------------- */
 
 /*
@@ -692,7 +699,7 @@ static void report_hang(enum cwp_call k, const cl_event *evs, cl_uint n) {
  * through cw_wait_all (one parker for all, the cooperative wait).
  */
 static int cw_wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uint32_t check_us) {
-    if (cfg.native && !cfg.hang_ns)
+    if (native_blocking())
         return CWP_NATIVE;
     cw_wait_options o = cfg.opt;
     o.check_interval_us = check_us;
@@ -795,7 +802,7 @@ static uint32_t finish_check_us(uint64_t typical_ns) {
 CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (passthrough())
         return real.finish(queue);
-    bool native = cfg.native && !cfg.hang_ns;
+    bool native = native_blocking();
     uint64_t typical = 0;
     cl_event last = native ? NULL : cwp_last_take(queue, &typical);
     uint32_t check_us = finish_check_us(typical);
@@ -864,7 +871,7 @@ CWP_EXPORT cl_int clReleaseCommandQueue(cl_command_queue queue) {
  * calls (with --strategy blocking clFinish is the program's own call). */
 static inline bool tracking(void) {
     pthread_once(&init_once, init);
-    return cfg.active && !inside_cw && !(cfg.native && !cfg.hang_ns);
+    return cfg.active && !inside_cw && !native_blocking();
 }
 
 /* After the enqueue: record its event as the queue's last command. `ev` is
@@ -1050,10 +1057,6 @@ static cl_int blocking_end(blocking_call *b, cl_int err) {
 static inline bool interpose_blocking(cl_bool blocking) {
     pthread_once(&init_once, init);
     return blocking && cfg.active && !inside_cw;
-}
-
-static inline bool native_blocking(void) {
-    return cfg.native && !cfg.hang_ns;
 }
 
 CWP_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem buf, cl_bool blocking,
