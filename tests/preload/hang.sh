@@ -23,7 +23,7 @@ check_report() {
 
 for s in auto cooperative blocking; do
     for mode in hang hang-finish; do
-        if [ "$mode" = hang ]; then call=clWaitForEvents type=CL_COMMAND_USER; else call=clFinish type=CL_COMMAND_NDRANGE_KERNEL; fi
+        if [ "$mode" = hang ]; then call=clWaitForEvents type=CL_COMMAND_USER; else call=clFinish type=CL_COMMAND_MARKER; fi
         rc=0
         "$cw_run" --strategy "$s" --hang-ms 100 -- "$prog" "$mode" >"$tmp/out" 2>"$tmp/err" || rc=$?
         [ "$rc" = 0 ] || fail "$s $mode: exit $rc"
@@ -38,7 +38,7 @@ done
 rc=0
 "$cw_run" --hang-ms 100 --on-hang=abort -- "$prog" hang-finish >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" != 0 ] || fail "--on-hang=abort: exit 0"
-check_report auto abort clFinish CL_COMMAND_NDRANGE_KERNEL
+check_report auto abort clFinish CL_COMMAND_MARKER
 grep -q '^cw-run: aborting (--on-hang=abort)$' "$tmp/err" || fail "abort: no 'aborting' line"
 [ -s "$tmp/out" ] && fail "abort: the call returned: $(cat "$tmp/out")"
 echo "ok: --on-hang=abort: reported, then aborted (exit $rc)"
