@@ -308,22 +308,31 @@ static int join_existing(cl_event event, uintptr_t token, int *rc) {
     return JOINED;
 }
 
-int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int *cl_error) {
-    *cl_error = CL_SUCCESS;
+/* Join the event's record if it has one (a record whose callback ran
+ * signals `token` at once), with *rc the outcome; NO_RECORD: the caller
+ * registers, after a sweep if one is due. */
+static int join_first(cl_event event, uintptr_t token, bool may_sweep, int *rc) {
     pthread_once(&fork_once, install_fork_handlers);
     run_deferred();
-    uintptr_t token = cw_completion_token(c);
-    int rc = CW_OK;
+    *rc = CW_OK;
     cw_spinlock_lock(&table_lock);
-    int joined = join_existing(event, token, &rc);
+    int joined = join_existing(event, token, rc);
     size_t due = may_sweep && joined == NO_RECORD && live_records >= sweep_at ? live_records : 0;
     cw_spinlock_unlock(&table_lock);
     if (joined == ALREADY_DONE)
         cw_completion_signal_token(token, CL_COMPLETE);
-    if (joined != NO_RECORD)
-        return rc;
     if (due)
         sweep(due);
+    return joined;
+}
+
+int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int *cl_error) {
+    *cl_error = CL_SUCCESS;
+    uintptr_t token = cw_completion_token(c);
+    int rc;
+    int joined = join_first(event, token, may_sweep, &rc);
+    if (joined != NO_RECORD)
+        return rc;
 
     /* First subscriber: prepare a record outside the lock. Its reference on
      * the event is taken before it is published, so that whoever tears it
@@ -381,6 +390,27 @@ int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int
     return cw__cl_failure(err, cl_error);
 }
 
+/*
+ * A wait that asked for a callback of its own (CW_WAIT_OWN_CALLBACK) and has
+ * no timeout ends only once the command has finished (or a status read
+ * fails), so its registration cannot pile up with retries the way a
+ * timed-out wait's would: it registers one with the token of its own
+ * completion and keeps no record, no reference and no fan-out step. A
+ * record already there (another wait or watch on the event) is joined as
+ * usual, so the event gets no second callback on its account. The token
+ * makes a callback that comes after the wait left (or never: a failed
+ * command) harmless, as for a record's.
+ */
+int cw__event_subscribe_own(cl_event event, cw_completion *c, cl_int *cl_error) {
+    *cl_error = CL_SUCCESS;
+    uintptr_t token = cw_completion_token(c);
+    int rc;
+    if (join_first(event, token, true, &rc) != NO_RECORD)
+        return rc;
+    cl_int err = clSetEventCallback(event, CL_COMPLETE, on_complete, (void *)token);
+    return err == CL_SUCCESS ? CW_OK : cw__cl_failure(err, cl_error);
+}
+
 void cw__event_unsubscribe(cl_event event, cw_completion *c) {
     uintptr_t token = cw_completion_token(c);
     cw_spinlock_lock(&table_lock);
@@ -393,8 +423,8 @@ void cw__event_unsubscribe(cl_event event, cw_completion *c) {
     cw_spinlock_unlock(&table_lock);
 }
 
-int cw__event_join(cl_event event, cw_completion_kind kind, cw_parker *watcher, cw_completion **c,
-                   cl_int *cl_error) {
+static int join(cl_event event, cw_completion_kind kind, cw_parker *watcher, bool own,
+                cw_completion **c, cl_int *cl_error) {
     int rc = cw_completion_acquire(kind, c);
     if (rc != CW_OK) {
         *c = NULL;
@@ -403,12 +433,24 @@ int cw__event_join(cl_event event, cw_completion_kind kind, cw_parker *watcher, 
     if (watcher)
         cw_completion_watch(*c, watcher);
     cl_int err;
-    if ((rc = cw__event_subscribe(event, *c, true, &err)) != CW_OK) {
+    rc =
+        own ? cw__event_subscribe_own(event, *c, &err) : cw__event_subscribe(event, *c, true, &err);
+    if (rc != CW_OK) {
         cw_completion_release(*c, NULL);
         *c = NULL;
         *cl_error = err;
     }
     return rc;
+}
+
+int cw__event_join(cl_event event, cw_completion_kind kind, cw_parker *watcher, cw_completion **c,
+                   cl_int *cl_error) {
+    return join(event, kind, watcher, false, c, cl_error);
+}
+
+int cw__event_join_own(cl_event event, cw_completion_kind kind, cw_completion **c,
+                       cl_int *cl_error) {
+    return join(event, kind, NULL, true, c, cl_error);
 }
 
 bool cw__event_leave(cl_event event, cw_completion *c) {

@@ -47,6 +47,13 @@ int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status);
  */
 int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int *cl_error);
 
+/*
+ * For a wait without a timeout that asked for CW_WAIT_OWN_CALLBACK: join the
+ * event's record if it has one, otherwise register a CL_COMPLETE callback
+ * that signals `c` alone, keeping nothing (see clevent.c). Same returns and
+ * rules as cw__event_subscribe, sweeping allowed.
+ */
+int cw__event_subscribe_own(cl_event event, cw_completion *c, cl_int *cl_error);
 /* Leave the event's subscribers (before releasing `c`), so that waits that
  * time out again and again on one event keep its list short. */
 void cw__event_unsubscribe(cl_event event, cw_completion *c);
@@ -58,6 +65,10 @@ void cw__event_unsubscribe(cl_event event, cw_completion *c);
 int cw__event_join(cl_event event, cw_completion_kind kind, cw_parker *watcher, cw_completion **c,
                    cl_int *cl_error);
 
+/* cw__event_join for a wait without a timeout that asked for
+ * CW_WAIT_OWN_CALLBACK: subscribes with cw__event_subscribe_own. */
+int cw__event_join_own(cl_event event, cw_completion_kind kind, cw_completion **c,
+                       cl_int *cl_error);
 /* Leave the event's subscribers and give the completion back. Returns
  * whether a signal had landed on it (possibly as we left). Releasing disarms
  * it if no signal claimed it: a callback that runs later, or never, finds a

@@ -163,7 +163,11 @@ static bool yield_a_little(cw_completion *c) {
  * implementation may call the CL_COMPLETE callback of a failed command with
  * CL_COMPLETE), and because cw's record of the event may have been dropped
  * (cw_event_forget) while the command still runs, in which case the wait
- * subscribes again. Between signals the waiter wakes to read the status on
+ * subscribes again. With CW_WAIT_OWN_CALLBACK and no timeout the first
+ * subscription is a callback of the wait's own (cw__event_subscribe_own);
+ * a later one, after a signal without a verdict, goes through the event's
+ * shared record like any other, so the wait adds at most one registration.
+ * Between signals the waiter wakes to read the status on
  * the check schedule: a failed command may never fire the callback (PoCL 3.1
  * to 6.0, rusticl). A spin budget, when there is one, is spent first, with
  * the same status checks inside it, so a long spin cannot hide a failure.
@@ -177,7 +181,9 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
         parker = &own.parker;
     }
     cw_completion *c;
-    int rc = cw__event_join(event, kind, NULL, &c, cl_status);
+    int rc = (o->flags & CW_WAIT_OWN_CALLBACK) && deadline == CW_DEADLINE_NONE
+                 ? cw__event_join_own(event, kind, &c, cl_status)
+                 : cw__event_join(event, kind, NULL, &c, cl_status);
     if (rc != CW_OK)
         return rc;
     cw__check_schedule checks = cw__check_schedule_start(o->check_interval_us);

@@ -67,6 +67,31 @@ static void abandoned_subscription_then_callback_fires(void **state) {
     clReleaseEvent(ev);
 }
 
+/* A subscription of its own (CW_WAIT_OWN_CALLBACK) keeps no record; once
+ * abandoned, its late callback must not signal the slot's next owner. */
+static void abandoned_own_subscription_then_callback_fires(void **state) {
+    (void)state;
+    cl_event ev = user_event();
+    unsigned long before = atomic_load(&clshim_callbacks_registered);
+    cw_completion *c;
+    cl_int err;
+    assert_int_equal(cw__event_join_own(ev, CW_COMPLETION_YIELD, &c, &err), CW_OK);
+    assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
+    assert_int_equal(cw__event_records(), 0);
+    assert_false(cw__event_leave(ev, c));
+    cw_completion *d;
+    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
+    assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    assert_false(cw_completion_is_signalled(d));
+    assert_false(cw_completion_release(d, NULL));
+    /* On a finished event the callback runs inline, on this thread. */
+    assert_int_equal(cw__event_join_own(ev, CW_COMPLETION_YIELD, &c, &err), CW_OK);
+    assert_true(cw_completion_is_signalled(c));
+    assert_true(cw__event_leave(ev, c));
+    assert_int_equal(cw__event_records(), 0);
+    clReleaseEvent(ev);
+}
+
 /* Status reads map OpenCL's answers: a final status as it is, a bad handle
  * (NULL here: every implementation rejects it) as CW_ERR_INVALID_EVENT. */
 static void read_status_maps_errors(void **state) {
@@ -121,7 +146,10 @@ static void timed_out_waits_register_one_callback(void **state) {
     cl_event ev = user_event();
     unsigned long before = atomic_load(&clshim_callbacks_registered);
     for (unsigned i = 0; i < WAITS; ++i) {
-        cw_wait_options o = {.strategy = callback_strategies[i % nstrategies], .timeout_us = 1};
+        /* CW_WAIT_OWN_CALLBACK changes nothing for a wait with a timeout. */
+        cw_wait_options o = {.strategy = callback_strategies[i % nstrategies],
+                             .flags = i % 2 ? CW_WAIT_OWN_CALLBACK : 0,
+                             .timeout_us = 1};
         assert_int_equal(cw_wait(ev, &o, NULL), CW_ERR_TIMEOUT);
     }
     unsigned long registered = atomic_load(&clshim_callbacks_registered) - before;
@@ -136,6 +164,78 @@ static void timed_out_waits_register_one_callback(void **state) {
     assert_int_equal(cw__event_records(), 0);
     assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
     clReleaseEvent(ev);
+}
+
+struct own_wait {
+    cl_event ev;
+    cw_strategy strategy;
+    int rc;
+};
+
+static void *own_wait(void *arg) {
+    struct own_wait *w = arg;
+    cw_wait_options o = {.strategy = w->strategy, .flags = CW_WAIT_OWN_CALLBACK};
+    w->rc = cw_wait(w->ev, &o, NULL);
+    return NULL;
+}
+
+static unsigned long registered_since(unsigned long before) {
+    return atomic_load(&clshim_callbacks_registered) - before;
+}
+
+/*
+ * A wait with CW_WAIT_OWN_CALLBACK and no timeout registers a callback of its
+ * own when the event has no record: cw keeps no record and no reference on
+ * the event meanwhile. When the event has a record (a wait timed out on it
+ * before), the wait joins it and registers nothing.
+ */
+static void own_callback_wait_keeps_nothing_or_joins(void **state) {
+    (void)state;
+    static const cw_strategy strategies[] = {CW_STRATEGY_COOPERATIVE, CW_STRATEGY_PTHREAD,
+                                             CW_STRATEGY_SPIN_PARK, CW_STRATEGY_AUTO};
+    for (unsigned k = 0; k < sizeof strategies / sizeof strategies[0]; ++k) {
+        struct own_wait w = {.ev = user_event(), .strategy = strategies[k], .rc = -1};
+        unsigned long before = atomic_load(&clshim_callbacks_registered);
+        pthread_t t = cw_test_spawn(own_wait, &w);
+        for (int i = 0; i < 5000 && registered_since(before) == 0; ++i)
+            cw_test_sleep_us(1000);
+        assert_int_equal(registered_since(before), 1);
+        assert_int_equal(cw__event_records(), 0);
+        cl_uint refs = 0;
+        assert_int_equal(clGetEventInfo(w.ev, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, NULL),
+                         CL_SUCCESS);
+        assert_int_equal(refs, 1);
+        assert_int_equal(clSetUserEventStatus(w.ev, CL_COMPLETE), CL_SUCCESS);
+        cw_test_join(t);
+        assert_int_equal(w.rc, CW_OK);
+        assert_int_equal(registered_since(before), 1);
+        assert_int_equal(cw__event_records(), 0);
+        assert_int_equal(wait_completions(), 0);
+        clReleaseEvent(w.ev);
+
+        /* A record exists: joined, no second registration. */
+        w = (struct own_wait){.ev = user_event(), .strategy = strategies[k], .rc = -1};
+        before = atomic_load(&clshim_callbacks_registered);
+        cw_wait_options timed = {.strategy = strategies[k], .timeout_us = 1};
+        assert_int_equal(cw_wait(w.ev, &timed, NULL), CW_ERR_TIMEOUT);
+        assert_int_equal(cw__event_records(), 1);
+        cw_stats st;
+        assert_int_equal(cw_stats_get(&st), CW_OK);
+        uint64_t parks = st.parks;
+        t = cw_test_spawn(own_wait, &w);
+        /* Parked: past its subscription. */
+        for (int i = 0; i < 5000 && st.parks == parks; ++i) {
+            cw_test_sleep_us(1000);
+            assert_int_equal(cw_stats_get(&st), CW_OK);
+        }
+        assert_true(st.parks > parks);
+        assert_int_equal(clSetUserEventStatus(w.ev, CL_COMPLETE), CL_SUCCESS);
+        cw_test_join(t);
+        assert_int_equal(w.rc, CW_OK);
+        assert_int_equal(registered_since(before), 1);
+        assert_int_equal(cw__event_records(), 0);
+        clReleaseEvent(w.ev);
+    }
 }
 
 struct drain_order {
@@ -263,9 +363,11 @@ static void records_go_on_complete_fail_and_forget(void **state) {
 static const struct CMUnitTest clevent_tests[] = {
     cmocka_unit_test(callback_runs_inline_on_completed_event),
     cmocka_unit_test(abandoned_subscription_then_callback_fires),
+    cmocka_unit_test(abandoned_own_subscription_then_callback_fires),
     cmocka_unit_test(read_status_maps_errors),
     cmocka_unit_test(check_schedule_doubles_to_cap),
     cmocka_unit_test(timed_out_waits_register_one_callback),
+    cmocka_unit_test(own_callback_wait_keeps_nothing_or_joins),
     cmocka_unit_test(wait_any_drain_registers_once_per_event),
     cmocka_unit_test(records_go_on_complete_fail_and_forget),
 };

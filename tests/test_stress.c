@@ -213,7 +213,9 @@ static void foreign_signals_one_cpu(void **state) {
 
 /* The same race through OpenCL: cw_wait with a short timeout on user events
  * that another thread completes at a random moment, so the driver's callback
- * often runs after the waiter gave up and its slot went to the next wait. */
+ * often runs after the waiter gave up and its slot went to the next wait.
+ * One wait in four instead has no timeout and a callback of its own
+ * (CW_WAIT_OWN_CALLBACK): its callback races the wait's own status reads. */
 struct completer {
     struct queue q;
 };
@@ -239,7 +241,7 @@ static void opencl_timeouts_race_callbacks(void **state) {
     pthread_mutex_init(&c.q.m, NULL);
     pthread_cond_init(&c.q.not_empty, NULL);
     pthread_t t = cw_test_spawn(complete_events, &c);
-    unsigned long timeouts = 0, errors = 0;
+    unsigned long timeouts = 0, errors = 0, own = 0;
     uint32_t rnd = 777;
     for (unsigned long i = 0; i < n; ++i) {
         cl_int err;
@@ -249,6 +251,11 @@ static void opencl_timeouts_race_callbacks(void **state) {
         queue_push(&c.q, (uintptr_t)ev);
         cw_strategy s = (next_random(&rnd) & 1) ? CW_STRATEGY_COOPERATIVE : CW_STRATEGY_PTHREAD;
         cw_wait_options o = {.strategy = s, .timeout_us = 1 + next_random(&rnd) % 50};
+        if (next_random(&rnd) % 4 == 0) {
+            o.timeout_us = 0;
+            o.flags = CW_WAIT_OWN_CALLBACK;
+            ++own;
+        }
         int rc = cw_wait(ev, &o, NULL);
         if (rc == CW_ERR_TIMEOUT) {
             ++timeouts;
@@ -263,9 +270,12 @@ static void opencl_timeouts_race_callbacks(void **state) {
     pthread_cond_broadcast(&c.q.not_empty);
     pthread_mutex_unlock(&c.q.m);
     cw_test_join(t);
-    print_message("%lu user events, %lu waits timed out and were abandoned\n", n, timeouts);
+    print_message("%lu user events, %lu waits timed out and were abandoned, %lu waited with a "
+                  "callback of their own\n",
+                  n, timeouts, own);
     assert_int_equal(errors, 0);
     assert_true(timeouts > 0); /* the race was exercised */
+    assert_true(own > 0);
     assert_int_equal(wait_completions(), 0);
 }
 
@@ -312,7 +322,10 @@ static void *mix_timed_waits(void *arg) {
         cw_strategy s = (cw_strategy)(next_random(&rnd) % CW_STRATEGY_COUNT);
         if (s == CW_STRATEGY_POLL || s == CW_STRATEGY_BACKOFF_POLL)
             s = CW_STRATEGY_COOPERATIVE; /* polling registers nothing: not the point here */
-        cw_wait_options o = {.strategy = s, .timeout_us = 1 + next_random(&rnd) % 20};
+        /* CW_WAIT_OWN_CALLBACK must change nothing for a wait with a timeout. */
+        cw_wait_options o = {.strategy = s,
+                             .flags = next_random(&rnd) % 2 ? CW_WAIT_OWN_CALLBACK : 0,
+                             .timeout_us = 1 + next_random(&rnd) % 20};
         int rc = cw_wait(m->events[next_random(&rnd) % MIX_EVENTS], &o, NULL);
         assert_int_equal(rc, CW_ERR_TIMEOUT);
         atomic_fetch_add(&m->waits, 1);

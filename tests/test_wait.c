@@ -12,13 +12,17 @@
 #include "estimate.h"
 
 #define FOR_EACH_STRATEGY(s) for (cw_strategy s = CW_STRATEGY_DEFAULT; s < CW_STRATEGY_COUNT; ++s)
+/* Every strategy, with the shared callback (0) and with one of the wait's own. */
+#define FOR_EACH_STRATEGY_AND_CALLBACK(s, f)                                                       \
+    FOR_EACH_STRATEGY(s)                                                                           \
+    for (unsigned f = 0; f <= CW_WAIT_OWN_CALLBACK; f += CW_WAIT_OWN_CALLBACK)
 
 static void saxpy_result_after_each_strategy(void **state) {
     (void)state;
-    FOR_EACH_STRATEGY(s) {
+    FOR_EACH_STRATEGY_AND_CALLBACK(s, f) {
         cwh_saxpy sx;
         assert_int_equal(cwh_saxpy_init(&host, &sx, 1u << 16), CL_SUCCESS);
-        cw_wait_options o = {.strategy = s};
+        cw_wait_options o = {.strategy = s, .flags = f};
         for (int k = 0; k < 3; ++k) {
             cl_event ev;
             assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 2.0f, 0, NULL, &ev), CL_SUCCESS);
@@ -54,7 +58,7 @@ static void busy_kernel_result_after_each_strategy(void **state) {
 /* A kernel gated on a user event that another thread completes 100 ms later. */
 static void gated_kernel_completed_100ms_later(void **state) {
     (void)state;
-    FOR_EACH_STRATEGY(s) {
+    FOR_EACH_STRATEGY_AND_CALLBACK(s, f) {
         cwh_saxpy sx;
         assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
         struct later l = {.ev = user_event(), .delay_us = 100000, .status = CL_COMPLETE};
@@ -62,7 +66,7 @@ static void gated_kernel_completed_100ms_later(void **state) {
         assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &l.ev, &ev), CL_SUCCESS);
         uint64_t t0 = cw_now_ns();
         pthread_t t = cw_test_spawn(set_later, &l);
-        cw_wait_options o = {.strategy = s};
+        cw_wait_options o = {.strategy = s, .flags = f};
         cl_int st = 1;
         assert_int_equal(cw_wait(ev, &o, &st), CW_OK);
         assert_int_equal(st, CL_COMPLETE);
@@ -95,10 +99,10 @@ static void failed_user_event_returns_error(void **state) {
  * status check must return the error. */
 static void failure_while_waiting_returns_error(void **state) {
     (void)state;
-    FOR_EACH_STRATEGY(s) {
+    FOR_EACH_STRATEGY_AND_CALLBACK(s, f) {
         struct later l = {.ev = user_event(), .delay_us = 20000, .status = -5};
         pthread_t t = cw_test_spawn(set_later, &l);
-        cw_wait_options o = {.strategy = s, .check_interval_us = 2000};
+        cw_wait_options o = {.strategy = s, .flags = f, .check_interval_us = 2000};
         cl_int st = 0;
         assert_int_equal(cw_wait(l.ev, &o, &st), CW_ERR_COMMAND_FAILED);
         assert_int_equal(st, -5);
@@ -112,12 +116,12 @@ static void dependent_of_failed_event_returns_error(void **state) {
     (void)state;
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
-    FOR_EACH_STRATEGY(s) {
+    FOR_EACH_STRATEGY_AND_CALLBACK(s, f) {
         struct later l = {.ev = user_event(), .delay_us = 10000, .status = -9};
         cl_event ev;
         assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &l.ev, &ev), CL_SUCCESS);
         pthread_t t = cw_test_spawn(set_later, &l);
-        cw_wait_options o = {.strategy = s, .check_interval_us = 2000};
+        cw_wait_options o = {.strategy = s, .flags = f, .check_interval_us = 2000};
         cl_int st = 0;
         assert_int_equal(cw_wait(ev, &o, &st), CW_ERR_COMMAND_FAILED);
         assert_true(st < 0);
@@ -175,7 +179,7 @@ static void wait_flushes_unflushed_work(void **state) {
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
     unsigned launches = 0;
-    FOR_EACH_STRATEGY(s) {
+    FOR_EACH_STRATEGY_AND_CALLBACK(s, f) {
         if (s == CW_STRATEGY_BLOCKING)
             continue;
         for (int no_flush = 0; no_flush < 2; ++no_flush) {
@@ -190,7 +194,7 @@ static void wait_flushes_unflushed_work(void **state) {
             ++launches;
             unsigned before = clshim_thread_flushes;
             pthread_t t = cw_test_spawn(set_later, &l);
-            cw_wait_options o = {.strategy = s, .flags = no_flush ? CW_WAIT_NO_FLUSH : 0};
+            cw_wait_options o = {.strategy = s, .flags = f | (no_flush ? CW_WAIT_NO_FLUSH : 0)};
             assert_int_equal(cw_wait(ev, &o, NULL), CW_OK);
             /* Counted on this thread only: the gate thread's flush is not cw's. */
             assert_int_equal(clshim_thread_flushes - before, no_flush ? 0 : 1);
@@ -351,22 +355,24 @@ static void wait_parks_on_callers_parker(void **state) {
 struct many {
     cl_event ev;
     cw_strategy strategy;
+    unsigned flags;
     atomic_int ok;
 };
 
 static void *wait_thread(void *arg) {
     struct many *m = arg;
-    cw_wait_options o = {.strategy = m->strategy};
+    cw_wait_options o = {.strategy = m->strategy, .flags = m->flags};
     if (cw_wait(m->ev, &o, NULL) == CW_OK)
         atomic_fetch_add(&m->ok, 1);
     return NULL;
 }
 
-/* Several threads wait on one event, each with its own completion. */
+/* Several threads wait on one event, each with its own completion (and,
+ * with CW_WAIT_OWN_CALLBACK, those that found no record, their own callback). */
 static void many_waiters_on_one_event(void **state) {
     (void)state;
-    FOR_EACH_STRATEGY(s) {
-        struct many m = {.ev = user_event(), .strategy = s};
+    FOR_EACH_STRATEGY_AND_CALLBACK(s, f) {
+        struct many m = {.ev = user_event(), .strategy = s, .flags = f};
         pthread_t t[4];
         for (int i = 0; i < 4; ++i)
             t[i] = cw_test_spawn(wait_thread, &m);
@@ -390,14 +396,14 @@ static void waits_survive_signal_storm(void **state) {
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
     unsigned launches = 0;
-    FOR_EACH_STRATEGY(s) {
+    FOR_EACH_STRATEGY_AND_CALLBACK(s, f) {
         /* completes 20 ms later */
         struct later ok = {.ev = user_event(), .delay_us = 20000, .status = CL_COMPLETE};
         cl_event ev;
         assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &ok.ev, &ev), CL_SUCCESS);
         ++launches;
         pthread_t t = cw_test_spawn(set_later, &ok);
-        cw_wait_options o = {.strategy = s, .check_interval_us = 2000};
+        cw_wait_options o = {.strategy = s, .flags = f, .check_interval_us = 2000};
         cl_int status = 0;
         assert_int_equal(cw_wait(ev, &o, &status), CW_OK);
         assert_int_equal(status, CL_COMPLETE);
@@ -486,14 +492,14 @@ static void failure_reported_within_two_check_intervals(void **state) {
     for (int inflated = 0; inflated < 2; ++inflated) {
         if (inflated)
             one_long_wait(&sx);
-        FOR_EACH_STRATEGY(s) {
-            cw_wait_options o = {.strategy = s, .check_interval_us = CHECK_US};
+        FOR_EACH_STRATEGY_AND_CALLBACK(s, f) {
+            cw_wait_options o = {.strategy = s, .flags = f, .check_interval_us = CHECK_US};
             if (s == CW_STRATEGY_SPIN_PARK)
                 o.spin_us = CW_SPIN_US_MAX; /* a second of spinning */
             uint64_t total;
             uint64_t late = gated_wait_ns(&sx, o, 40000, -5, CW_ERR_COMMAND_FAILED, &total);
-            printf("%s%s: failure reported %.1f ms after it happened\n", cw_strategy_name(s),
-                   inflated ? " (estimate inflated)" : "", late / 1e6);
+            printf("%s%s%s: failure reported %.1f ms after it happened\n", cw_strategy_name(s),
+                   f ? " (own callback)" : "", inflated ? " (estimate inflated)" : "", late / 1e6);
             assert_true(late <= (2u * CHECK_US + SLACK_US) * 1000ull);
         }
     }

@@ -63,7 +63,23 @@ enum {
      * the device already).
      */
     CW_WAIT_NO_FLUSH = 1u << 0,
-    CW_WAIT_FLAGS_ALL_ = CW_WAIT_NO_FLUSH
+    /*
+     * cw_wait without a timeout, callback strategies: when no other cw wait or
+     * watch is on the event, register a CL_COMPLETE callback that wakes this
+     * wait alone, instead of the callback cw shares between every wait and
+     * watch on an event (see cw_event_forget). It spares the shared one's
+     * bookkeeping (a record, a reference on the event and a second wake-up
+     * step), for waits that are the only ones on their event, such as a
+     * wait on a command just enqueued. The cost: such a wait does not share
+     * its callback with waits that come later, so the event may get one
+     * callback more per such wait (the shared one is joined when it exists).
+     * A wait without a timeout ends only once the command has finished, so
+     * these registrations do not accumulate with retries. Ignored with a
+     * timeout, by cw_wait_all and cw_wait_any, and by the strategies that
+     * register no callback (blocking without a timeout, poll, backoff-poll).
+     */
+    CW_WAIT_OWN_CALLBACK = 1u << 1,
+    CW_WAIT_FLAGS_ALL_ = CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK
 };
 
 /*
@@ -157,7 +173,8 @@ CW_API int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_st
 /*
  * Drop what cw keeps for `event`. cw registers at most one CL_COMPLETE
  * callback per event, however many waits, timeouts, wait-any rounds and
- * notifier watches there are on it (OpenCL cannot unregister one), and keeps
+ * notifier watches there are on it (OpenCL cannot unregister one), plus one
+ * per wait that asked for CW_WAIT_OWN_CALLBACK and found none, and keeps
  * a small record and a reference on the event until
  * - the event completes (its callback runs),
  * - a wait or watch sees it finished, or a blocking wait finds it finished
