@@ -119,6 +119,11 @@ static int wait_backoff_poll(cl_event event, uint64_t start, uint64_t expected, 
     return rc;
 }
 
+/* `now` + `ns`, saturating at "no deadline". */
+static uint64_t after_ns(uint64_t now, uint64_t ns) {
+    return ns >= CW_DEADLINE_NONE - now ? CW_DEADLINE_NONE : now + ns;
+}
+
 /*
  * The spin phase of spin-park and auto: spin on the completion's flag (one
  * load per round; rounds of 1, 2, 4 ... 64 pauses, then 64 each) until it is
@@ -187,28 +192,34 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
     if (rc != CW_OK)
         return rc;
     cw__check_schedule checks = cw__check_schedule_start(o->check_interval_us);
-    uint64_t check = cw_deadline_after_ns(checks.interval_ns);
-    uint64_t spin_end = spin_ns ? cw_deadline_after_ns(spin_ns) : 0;
+    /* One clock read after each step, shared by the decisions that follow
+     * it: a read costs tens of nanoseconds on a VM, a share a short wait
+     * notices. A stale `now` only errs towards parking with a deadline that
+     * has passed, which returns at once. */
+    uint64_t now = cw_now_ns();
+    uint64_t check = after_ns(now, checks.interval_ns);
+    uint64_t spin_end = spin_ns ? after_ns(now, spin_ns) : 0;
     for (;;) {
         uint64_t until = check < deadline ? check : deadline;
         bool signalled = false;
-        if (spin_end && cw_now_ns() < spin_end) {
+        if (now < spin_end) {
             signalled = spin_until(c, spin_end < until ? spin_end : until);
-            if (!signalled && cw_now_ns() >= spin_end)
+            now = cw_now_ns();
+            if (!signalled && now >= spin_end)
                 signalled = yield_a_little(c);
         }
-        if (!signalled && (!spin_end || cw_now_ns() >= spin_end) && cw_now_ns() < until) {
+        if (!signalled && now >= spin_end && now < until) {
             cw__stat_add(CW__STAT_PARKS, 1);
             signalled = cw_completion_wait(c, parker, until) == CW_OK;
         }
         if (!signalled)
             signalled = cw_completion_is_signalled(c);
+        now = cw_now_ns();
         if (signalled) {
             /* Seen now; the landing time is valid until the release. */
-            uint64_t landed = cw_completion_landed_ns(c), now = cw_now_ns();
+            uint64_t landed = cw_completion_landed_ns(c);
             cw__stat_latency(now > landed ? now - landed : 0);
         }
-        uint64_t now = cw_now_ns();
         if (signalled || now >= check || now >= deadline) {
             rc = cw__read_status(event, cl_status);
             if (rc != CW_OK || *cl_status <= CL_COMPLETE)
@@ -221,7 +232,7 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
                 return rc;
         } else if (now >= check) {
             cw__check_schedule_grow(&checks);
-            check = cw_deadline_after_ns(checks.interval_ns);
+            check = after_ns(now, checks.interval_ns);
         }
         if (now >= deadline) {
             rc = CW_ERR_TIMEOUT;
@@ -240,8 +251,9 @@ static int wait_callback(cl_event event, cw_completion_kind kind, const cw_wait_
 }
 
 static int wait_one(cl_event event, const cw_wait_options *o, cl_int *cl_status) {
-    uint64_t start = cw_now_ns();
     const cw__strategy_row *row = cw__strategy_row_of(o->strategy);
+    /* Only backoff-poll and the strategies that keep estimates time the wait. */
+    uint64_t start = row->estimates || row->method == CW__BACKOFF ? cw_now_ns() : 0;
     /* clWaitForEvents validates and flushes by itself; keep it the bare call
      * so that it stays the benchmark's reference. It cannot time out: with a
      * timeout the wait takes the row's callback path (the pthread condition
