@@ -381,7 +381,9 @@ static void calibrate_cpu_clock(void) {
     cpu_clock_cost_ns = best;
 }
 
-/* A measurement: wall and (when sampled) thread CPU time at the start. */
+/* A measurement: wall and (when sampled) thread CPU time at the start. The
+ * wall clock is read even without --stats: clFinish times its waits with it
+ * (lastcmd.h), so that one read serves both. */
 typedef struct span {
     uint64_t wall, cpu;
     bool sampled;
@@ -392,14 +394,15 @@ static span span_start(enum cwp_call k) {
     if (cfg.stats) {
         uint64_t n = atomic_fetch_add_explicit(&stats[k].started, 1, memory_order_relaxed);
         s.sampled = n < CPU_SAMPLE_ALL || n % CPU_SAMPLE_EVERY == 0;
-        s.wall = clock_ns(CLOCK_MONOTONIC);
-        if (s.sampled)
-            s.cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     }
+    s.wall = clock_ns(CLOCK_MONOTONIC);
+    if (s.sampled)
+        s.cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     return s;
 }
 
-static void span_end(enum cwp_call k, span s, cl_int result) {
+/* End a span whose wall end, `wall_end`, the caller has read. */
+static void span_end_at(enum cwp_call k, span s, cl_int result, uint64_t wall_end) {
     if (!cfg.stats)
         return;
     call_stats *c = &stats[k];
@@ -409,12 +412,17 @@ static void span_end(enum cwp_call k, span s, cl_int result) {
         atomic_fetch_add_explicit(&c->cpu_samples, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&c->cpu_ns, cpu, memory_order_relaxed);
     }
-    uint64_t wall = clock_ns(CLOCK_MONOTONIC) - s.wall;
+    uint64_t wall = wall_end - s.wall;
     atomic_fetch_add_explicit(&c->count, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->wall_ns, wall, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->hist[hist_index(wall)], 1, memory_order_relaxed);
     if (result != CL_SUCCESS)
         atomic_fetch_add_explicit(&c->failed, 1, memory_order_relaxed);
+}
+
+static void span_end(enum cwp_call k, span s, cl_int result) {
+    if (cfg.stats)
+        span_end_at(k, s, result, clock_ns(CLOCK_MONOTONIC));
 }
 
 /* CPU time per call from the samples, in us. */
@@ -703,6 +711,11 @@ static int cw_wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uint3
         return CWP_NATIVE;
     cw_wait_options o = cfg.opt;
     o.check_interval_us = check_us;
+    /* Most of these waits are the only one on their event (a marker or a
+     * transfer's event the preload made, a queue's last command), so a
+     * callback of their own is cheaper than cw's shared one; the flag only
+     * acts without a timeout, i.e. not while --hang-ms is being watched. */
+    o.flags |= CW_WAIT_OWN_CALLBACK;
     if (cfg.hang_ns)
         o.timeout_us = (int64_t)(cfg.hang_ns / 1000u);
     ++inside_cw;
@@ -823,12 +836,11 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     }
     if (last) {
         span s = span_start(CWP_FINISH);
-        uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
-        /* cw flushes the queue if the command is still queued. */
         cw_wait_events(CWP_FINISH, &last, 1, check_us);
-        cwp_last_waited(queue, clock_ns(CLOCK_MONOTONIC) - t0);
         cl_int r = real.finish(queue);
-        span_end(CWP_FINISH, s, r);
+        uint64_t end = clock_ns(CLOCK_MONOTONIC);
+        cwp_last_waited(queue, end - s.wall);
+        span_end_at(CWP_FINISH, s, r, end);
         clReleaseEvent(last);
         if (cfg.stats)
             atomic_fetch_add_explicit(&finish_on_last, 1, memory_order_relaxed);
@@ -859,15 +871,16 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * on in-order and out-of-order queues alike. Anything but success
          * (a failed command before it) is the real call's to report; it
          * returns at once, since everything finished. */
-        uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
         int rc = cw_wait_events(CWP_FINISH, &marker, 1, check_us);
-        cwp_last_waited(queue, clock_ns(CLOCK_MONOTONIC) - t0);
         r = rc == CW_OK ? CL_SUCCESS : real.finish(queue);
         clReleaseEvent(marker);
         if (cfg.stats)
             atomic_fetch_add_explicit(&finish_on_marker, 1, memory_order_relaxed);
     }
-    span_end(CWP_FINISH, s, r);
+    uint64_t end = clock_ns(CLOCK_MONOTONIC);
+    if (!native)
+        cwp_last_waited(queue, end - s.wall);
+    span_end_at(CWP_FINISH, s, r, end);
     return r;
 }
 
