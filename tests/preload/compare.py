@@ -153,14 +153,26 @@ def main():
             say(f"{'  ' + call:<26}{'-':>13}" + "".join(
                 f"{statistics.median(wait_cpu[t][v][call]):>13.2f}" if call in wait_cpu[t][v]
                 else f"{'-':>13}" for v in variants[1:]))
+            # Paired with the same round's blocking run, as for the figures.
+            # A call a run did not make (a missing entry) leaves no pair.
+            ref = wait_cpu[t].get("blocking", {}).get(call)
+            if ref and len(ref) == args.rounds:
+                say(f"{'    per-round ratio, median':<26}{'-':>13}" + "".join(
+                    f"{statistics.median(a / b for a, b in zip(wait_cpu[t][v][call], ref)):>13.3f}"
+                    if len(wait_cpu[t][v].get(call, [])) == args.rounds else f"{'-':>13}"
+                    for v in variants[1:]))
         if calls:
-            say("  (blocking = the program's own calls, measured: the native figure)")
+            say("  (blocking = the program's own calls, measured: the native figure;")
+            say("  per-round ratio = each run over the same round's blocking run)")
     say()
     say("Every run's figures, in round order:")
     for t in tests:
         for k in results[t]["native"][0].keys():
             for v in variants:
                 say(f"  {t} {k} {v}: " + " ".join(f"{run[k]:.2f}" for run in results[t][v]))
+        for v in variants[1:]:
+            for call, per_run in sorted(wait_cpu[t][v].items()):
+                say(f"  {t} {call} CPU/wait us {v}: " + " ".join(f"{x:.2f}" for x in per_run))
     say()
     say("The profile (cw-run --stats=FILE) of each strategy's last run:")
     for t in tests:

@@ -14,6 +14,9 @@
  *   last    a reference on the kernel's event taken at the enqueue, cw_wait
  *           on it, the real clFinish, release (cw-run's clFinish on an
  *           in-order queue)
+ *   shared  as last, without CW_WAIT_OWN_CALLBACK: the wait subscribes to
+ *           cw's shared record of the event
+ * The cw waits but `shared` pass CW_WAIT_OWN_CALLBACK, as cw-run does.
  * Per variant it prints the medians over the rounds of: the launch latency
  * (CL_PROFILING_COMMAND_START - QUEUED, clpeak's figure), the launching
  * thread's CPU time per launch, the process's CPU time per launch, the wall
@@ -32,8 +35,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
-enum { NATIVE, EVENT, MARKER, LAST, VARIANTS };
-static const char *const names[VARIANTS] = {"native", "event", "marker", "last"};
+enum { NATIVE, EVENT, MARKER, LAST, SHARED, VARIANTS };
+static const char *const names[VARIANTS] = {"native", "event", "marker", "last", "shared"};
 enum { LATENCY, THREAD_CPU, PROCESS_CPU, WALL, SWITCHES, FIGURES };
 static const char *const figure_names[FIGURES] = {"launch latency us", "thread CPU/launch us",
                                                   "process CPU/launch us", "wall/launch us",
@@ -56,9 +59,10 @@ static int cmp_double(const void *a, const void *b) {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: finish_cost [--rounds N] [--launches N] [--strategy NAME]\n"
-               "  Interleaves four ways to wait for a one-work-item kernel (native\n"
+               "  Interleaves five ways to wait for a one-work-item kernel (native\n"
                "  clFinish, clWaitForEvents, marker + cw_wait, cw_wait on the kernel's\n"
-               "  event + clFinish) and prints medians over the rounds.\n"
+               "  event + clFinish, the same with cw's shared callback) and prints\n"
+               "  medians over the rounds.\n"
                "  --rounds N     rounds, each running every variant (default 10)\n"
                "  --launches N   launches per variant and round (default 2000)\n"
                "  --strategy S   cw strategy of the cw variants (default cooperative)\n");
@@ -73,9 +77,12 @@ static void usage(FILE *f) {
         }                                                                                          \
     } while (0)
 
-static void wait_one(cwh *h, int variant, cl_event ev, const cw_wait_options *o) {
+static void wait_one(cwh *h, int variant, cl_event ev, const cw_wait_options *own) {
     cl_event m = NULL;
     cl_int st;
+    cw_wait_options shared = *own;
+    shared.flags &= ~(unsigned)CW_WAIT_OWN_CALLBACK;
+    const cw_wait_options *o = variant == SHARED ? &shared : own;
     switch (variant) {
     case NATIVE:
         CHECK(clFinish(h->queue));
@@ -91,6 +98,7 @@ static void wait_one(cwh *h, int variant, cl_event ev, const cw_wait_options *o)
         clReleaseEvent(m);
         break;
     case LAST:
+    case SHARED:
         if (cw_wait(ev, o, &st) != CW_OK)
             exit(1);
         CHECK(clFinish(h->queue));
@@ -103,6 +111,7 @@ int main(int argc, char **argv) {
     int rounds = 10, launches = 2000;
     cw_wait_options o = {0};
     o.strategy = CW_STRATEGY_COOPERATIVE;
+    o.flags = CW_WAIT_OWN_CALLBACK;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -149,7 +158,7 @@ int main(int argc, char **argv) {
             for (int i = 0; i < launches; ++i) {
                 cl_event ev;
                 CHECK(cwh_latency_enqueue(&h, &l, 0, NULL, &ev));
-                if (v == LAST)
+                if (v == LAST || v == SHARED)
                     CHECK(clRetainEvent(ev)); /* as cw-run records the last command */
                 wait_one(&h, v, ev, &o);
                 cl_ulong start, queued;
