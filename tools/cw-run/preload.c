@@ -381,9 +381,9 @@ static void calibrate_cpu_clock(void) {
     cpu_clock_cost_ns = best;
 }
 
-/* A measurement: wall and (when sampled) thread CPU time at the start. The
- * wall clock is read even without --stats: clFinish times its waits with it
- * (lastcmd.h), so that one read serves both. */
+/* A measurement: wall and (when sampled) thread CPU time at the start. For
+ * clFinish the wall clock is read even without --stats: it times the waits
+ * for the queue's typical wait (lastcmd.h), so that one read serves both. */
 typedef struct span {
     uint64_t wall, cpu;
     bool sampled;
@@ -395,7 +395,8 @@ static span span_start(enum cwp_call k) {
         uint64_t n = atomic_fetch_add_explicit(&stats[k].started, 1, memory_order_relaxed);
         s.sampled = n < CPU_SAMPLE_ALL || n % CPU_SAMPLE_EVERY == 0;
     }
-    s.wall = clock_ns(CLOCK_MONOTONIC);
+    if (cfg.stats || k == CWP_FINISH)
+        s.wall = clock_ns(CLOCK_MONOTONIC);
     if (s.sampled)
         s.cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     return s;
