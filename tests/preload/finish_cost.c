@@ -77,12 +77,9 @@ static void usage(FILE *f) {
         }                                                                                          \
     } while (0)
 
-static void wait_one(cwh *h, int variant, cl_event ev, const cw_wait_options *own) {
+static void wait_one(cwh *h, int variant, cl_event ev, const cw_wait_options *o) {
     cl_event m = NULL;
     cl_int st;
-    cw_wait_options shared = *own;
-    shared.flags &= ~(unsigned)CW_WAIT_OWN_CALLBACK;
-    const cw_wait_options *o = variant == SHARED ? &shared : own;
     switch (variant) {
     case NATIVE:
         CHECK(clFinish(h->queue));
@@ -134,6 +131,9 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    /* The shared variant's options, made once, outside the timed loops. */
+    cw_wait_options shared = o;
+    shared.flags &= ~(unsigned)CW_WAIT_OWN_CALLBACK;
     cwh h;
     cwh_latency l;
     char msg[256];
@@ -160,7 +160,7 @@ int main(int argc, char **argv) {
                 CHECK(cwh_latency_enqueue(&h, &l, 0, NULL, &ev));
                 if (v == LAST || v == SHARED)
                     CHECK(clRetainEvent(ev)); /* as cw-run records the last command */
-                wait_one(&h, v, ev, &o);
+                wait_one(&h, v, ev, v == SHARED ? &shared : &o);
                 cl_ulong start, queued;
                 CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start,
                                               NULL));
