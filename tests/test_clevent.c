@@ -179,10 +179,6 @@ static void *own_wait(void *arg) {
     return NULL;
 }
 
-static unsigned long registered_since(unsigned long before) {
-    return atomic_load(&clshim_callbacks_registered) - before;
-}
-
 /*
  * A wait with CW_WAIT_OWN_CALLBACK and no timeout registers a callback of its
  * own when the event has no record: cw keeps no record and no reference on
@@ -197,9 +193,9 @@ static void own_callback_wait_keeps_nothing_or_joins(void **state) {
         struct own_wait w = {.ev = user_event(), .strategy = strategies[k], .rc = -1};
         unsigned long before = atomic_load(&clshim_callbacks_registered);
         pthread_t t = cw_test_spawn(own_wait, &w);
-        for (int i = 0; i < 5000 && registered_since(before) == 0; ++i)
+        for (int i = 0; i < 5000 && atomic_load(&clshim_callbacks_registered) - before == 0; ++i)
             cw_test_sleep_us(1000);
-        assert_int_equal(registered_since(before), 1);
+        assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
         assert_int_equal(cw__event_records(), 0);
         cl_uint refs = 0;
         assert_int_equal(clGetEventInfo(w.ev, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, NULL),
@@ -208,7 +204,7 @@ static void own_callback_wait_keeps_nothing_or_joins(void **state) {
         assert_int_equal(clSetUserEventStatus(w.ev, CL_COMPLETE), CL_SUCCESS);
         cw_test_join(t);
         assert_int_equal(w.rc, CW_OK);
-        assert_int_equal(registered_since(before), 1);
+        assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
         assert_int_equal(cw__event_records(), 0);
         assert_int_equal(wait_completions(), 0);
         clReleaseEvent(w.ev);
@@ -232,7 +228,7 @@ static void own_callback_wait_keeps_nothing_or_joins(void **state) {
         assert_int_equal(clSetUserEventStatus(w.ev, CL_COMPLETE), CL_SUCCESS);
         cw_test_join(t);
         assert_int_equal(w.rc, CW_OK);
-        assert_int_equal(registered_since(before), 1);
+        assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
         assert_int_equal(cw__event_records(), 0);
         clReleaseEvent(w.ev);
     }
