@@ -4,7 +4,8 @@
 # four ways and runs the whole ctest suite in each:
 #   1. gcc, optimised, warnings as errors; also the public surface (exports,
 #      ABI baseline, standalone headers in C and C++, installed package,
-#      subproject and minimal builds, man pages) and the tree's habits
+#      subproject, minimal and read-only-source builds, beside Debian's
+#      libcw-dev, man pages) and the tree's habits
 #      (clang-format, SPDX lines, no repeated code in src/)
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer on)
 #   3. clang with ThreadSanitizer
@@ -31,7 +32,7 @@ cd "$here"
 packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmake make gcc g++ clang
           libclang-rt-14-dev python3 mesa-opencl-icd spin python3-pytest python3-pyopencl python3-numpy
           python3-venv python3-pip python3-setuptools python3-wheel pkg-config
-          abigail-tools clang-format groff-base man-db git clpeak)
+          abigail-tools clang-format groff-base man-db git clpeak libcw-dev util-linux)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Compare the ABI of a built libcw.so (with debug info) with the baseline kept
+# Compare the ABI of a built libcw-opencl.so (with debug info) with the baseline kept
 # in the repository (libabigail's abidiff). Any difference fails: a change of
 # the public ABI must update tests/abi/libcw.abi in the same commit
 # (tests/abi/update-baseline.sh BUILD_DIR), and an incompatible one must also

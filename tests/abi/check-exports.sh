@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# libcw.so must export exactly the public functions listed in exports.txt:
+# libcw-opencl.so must export exactly the public functions listed in exports.txt:
 # nothing internal leaks out, nothing public goes missing.
 # Usage: tests/abi/check-exports.sh LIBCW_SO EXPORTS_TXT
 set -euo pipefail

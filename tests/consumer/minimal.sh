@@ -24,5 +24,5 @@ cmake --install "$work/build" >"$work/install.log" 2>&1 || { cat "$work/install.
 for f in include/cw.h include/cw/version.h share/man/man3/cw_wait.3; do
     [ -e "$work/prefix/$f" ] || { echo "not installed: $f" >&2; exit 1; }
 done
-ls "$work/prefix"/lib*/libcw.so.* >/dev/null
+ls "$work/prefix"/lib*/libcw-opencl.so.* >/dev/null
 echo "minimal: configured without cmocka and Python, built and installed into $work/prefix"

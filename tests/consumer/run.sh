@@ -25,10 +25,10 @@ prefix="$work/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 # Where GNUInstallDirs put the libraries: lib, or lib/<multiarch> under /usr.
-libdir=$(dirname "$(find "$prefix" -name cw.pc -path '*/pkgconfig/*' -print -quit)")
+libdir=$(dirname "$(find "$prefix" -name cw-opencl.pc -path '*/pkgconfig/*' -print -quit)")
 libdir=$(dirname "$libdir")
 for f in "$prefix/include/cw.h" "$prefix/include/cw/notify.h" "$prefix/include/cw/version.h" \
-    "$libdir/libcw.a" "$libdir/libcw.so" "$libdir/cmake/cw/cwConfig.cmake" \
+    "$libdir/libcw-opencl.a" "$libdir/libcw-opencl.so" "$libdir/cmake/cw/cwConfig.cmake" \
     "$libdir/cmake/cw/cwConfigVersion.cmake" "$libdir/cmake/cw/cwTargets.cmake" \
     "$prefix/share/man/man3/cw_wait.3" "$prefix/share/man/man1/cw-bench.1" \
     "$prefix/share/man/man1/cw-run.1" "$prefix/bin/cw-run" "$libdir/cw/libcw_preload.so"; do
@@ -38,12 +38,12 @@ done
 for f in relax spinlock cond completion opencl; do
     [ ! -e "$prefix/include/cw/$f.h" ] || fail "internal header cw/$f.h is installed"
 done
-real=$(readlink -f "$libdir/libcw.so")
+real=$(readlink -f "$libdir/libcw-opencl.so")
 soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 major=$(sed -n 's/^#define CW_VERSION_MAJOR \([0-9]*\)$/\1/p' "$prefix/include/cw/version.h")
-[ "$soname" = "libcw.so.$major" ] || fail "soname is '$soname', expected libcw.so.$major"
+[ "$soname" = "libcw-opencl.so.$major" ] || fail "soname is '$soname', expected libcw-opencl.so.$major"
 [ -e "$libdir/$soname" ] || fail "no $soname link"
-case "$real" in *libcw.so.$major.*.*) ;; *) fail "libcw.so points at $real, not a versioned file" ;; esac
+case "$real" in *libcw-opencl.so.$major.*.*) ;; *) fail "libcw-opencl.so points at $real, not a versioned file" ;; esac
 others=$(nm -D --defined-only "$real" | awk '{print $NF}' | grep -v '^cw_' || true)
 [ -z "$others" ] || fail "symbols exported without the cw_ prefix: $others"
 echo "installed: $soname -> $(basename "$real"), $(nm -D --defined-only "$real" | wc -l) symbols, all cw_"
@@ -51,14 +51,14 @@ echo "installed: $soname -> $(basename "$real"), $(nm -D --defined-only "$real" 
 run() { # name, binary, expect static?
     local name=$1 bin=$2 static=$3
     dyn=$(readelf -d "$bin")
-    if grep -q 'NEEDED.*libcw\.so' <<<"$dyn"; then
-        [ "$static" = no ] || fail "$name: links libcw.so, expected libcw.a"
+    if grep -q 'NEEDED.*libcw-opencl\.so' <<<"$dyn"; then
+        [ "$static" = no ] || fail "$name: links libcw-opencl.so, expected libcw-opencl.a"
         # Captured first: grep -q closing the pipe early would fail it under pipefail.
         deps=$(LD_LIBRARY_PATH="$libdir" ldd "$bin")
         grep -q "$libdir/$soname" <<<"$deps" ||
             fail "$name: does not resolve $soname from the install"
     else
-        [ "$static" = yes ] || fail "$name: does not link libcw.so"
+        [ "$static" = yes ] || fail "$name: does not link libcw-opencl.so"
     fi
     out=$(LD_LIBRARY_PATH="$libdir" "$bin") || fail "$name: consumer failed"
     echo "$name: $out"
@@ -74,13 +74,13 @@ for link in shared static; do
 done
 
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
-[ "$(pkg-config --modversion cw)" = "$(sed -n 's/^Version: //p' "$libdir/pkgconfig/cw.pc")" ]
+[ "$(pkg-config --modversion cw-opencl)" = "$(sed -n 's/^Version: //p' "$libdir/pkgconfig/cw-opencl.pc")" ]
 # shellcheck disable=SC2046
-"$cc" -std=c11 -o "$work/pc-shared" "$here/consumer.c" $(pkg-config --cflags --libs cw)
+"$cc" -std=c11 -o "$work/pc-shared" "$here/consumer.c" $(pkg-config --cflags --libs cw-opencl)
 run "pkg-config" "$work/pc-shared" no
-# --static: libcw.a by name (-l:libcw.a), since libcw.so sits beside it.
-libs=$(pkg-config --static --libs cw)
+# --static: libcw-opencl.a by name (-l:libcw-opencl.a), since the .so sits beside it.
+libs=$(pkg-config --static --libs cw-opencl)
 # shellcheck disable=SC2046
-"$cc" -std=c11 -o "$work/pc-static" "$here/consumer.c" $(pkg-config --cflags cw) ${libs//-lcw /-l:libcw.a }
+"$cc" -std=c11 -o "$work/pc-static" "$here/consumer.c" $(pkg-config --cflags cw-opencl) ${libs//-lcw-opencl /-l:libcw-opencl.a }
 run "pkg-config --static" "$work/pc-static" yes
 echo "consumer: all four builds ran (and the C++ consumer in two)"

@@ -34,12 +34,12 @@ unset PYTHONPATH CW_LIBRARY
 export CW_EXPECT_INSTALLED=1 PYTHONDONTWRITEBYTECODE=1
 case "$mode" in
 build)
-    export CW_LIBRARY=$build/libcw.so CW_EXPECT_FOUND_BY=CW_LIBRARY
-    export CW_INCLUDE_DIRS=$src/include
+    export CW_LIBRARY=$build/libcw-opencl.so CW_EXPECT_FOUND_BY=CW_LIBRARY
+    export CW_INCLUDE_DIRS=$src/include:$build/include
     ;;
 prefix)
     cmake --install "$build" --prefix "$work/prefix" >/dev/null
-    pcdir=$(dirname "$(find "$work/prefix" -name cw.pc -path '*/pkgconfig/*' -print -quit)")
+    pcdir=$(dirname "$(find "$work/prefix" -name cw-opencl.pc -path '*/pkgconfig/*' -print -quit)")
     libdir=$(dirname "$pcdir")
     # The loader route first, with pkg-config out of the way.
     found=$(LD_LIBRARY_PATH=$libdir PKG_CONFIG_PATH=/nonexistent PKG_CONFIG_LIBDIR=/nonexistent \

@@ -15,7 +15,7 @@
  *
  * The preload carries its own copy of cw (the static library, hidden
  * symbols), so its counters (cw_stats_get) count only the waits it made,
- * and a program that links libcw.so itself keeps its own copy untouched.
+ * and a program that links libcw-opencl.so itself keeps its own copy untouched.
  *
  * Recursion: the waits below call cw, and cw calls OpenCL. cw's blocking
  * strategy calls clWaitForEvents, and a reference to that name from inside
