@@ -37,11 +37,11 @@ typedef enum cw_strategy {
     CW_STRATEGY_SPIN_PARK,
     /* Poll the execution status with growing delays: sleep toward the expected
      * end of the wait (a moving estimate per queue) but never longer than the
-     * time waited so far nor the check interval, so a command is seen done
-     * within about twice its run time whatever the estimate says; spin delays
-     * up to 10 us; lower the thread's timer slack to 1 ns for the wait
-     * (restored on every return path). No callback is registered. The extra
-     * wake-ups cost most where the waiter shares its CPU with the device. */
+     * time waited so far (or 50 us) nor the check interval, so a command is
+     * seen done within about twice its run time whatever the estimate says;
+     * spin delays up to 10 us; lower the thread's timer slack to 1 ns for the
+     * wait (restored on every return path). No callback is registered. The
+     * extra wake-ups cost most where the waiter shares its CPU with the device. */
     CW_STRATEGY_BACKOFF_POLL,
     /* Chooses per wait: spin-park with a budget of about the expected wait when
      * a spare CPU exists (allowed CPUs beyond the ones a CPU device's workers
@@ -92,7 +92,7 @@ enum {
 #define CW_SPIN_US_MAX 1000000u
 /* sched_yield calls of spin-park between the spin and the park. */
 #define CW_SPIN_PARK_YIELDS 4u
-/* The longest budget CW_STRATEGY_AUTO spins for when spin_us is 0. */
+/* The longest expected wait CW_STRATEGY_AUTO spins for when spin_us is 0. */
 #define CW_AUTO_SPIN_US_CAP 200u
 
 /* Default and bound of cw_wait_options.check_interval_us, and how many times
@@ -134,8 +134,9 @@ typedef struct cw_wait_options {
     /*
      * CW_STRATEGY_SPIN_PARK: how long to spin before yielding and parking, in
      * microseconds; 0 means CW_SPIN_US_DEFAULT. CW_STRATEGY_AUTO: the longest
-     * budget it may choose; 0 means CW_AUTO_SPIN_US_CAP. Other strategies
-     * ignore it. 1..CW_SPIN_US_MAX are valid.
+     * expected wait it spins for (for 1.25 times that); 0 means
+     * CW_AUTO_SPIN_US_CAP. Other strategies ignore it. 1..CW_SPIN_US_MAX are
+     * valid.
      */
     uint32_t spin_us;
     /* Must be zero (CW_ERR_INVALID_ARGUMENT otherwise): room for options of
