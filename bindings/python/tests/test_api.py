@@ -72,6 +72,46 @@ def test_wait_any_and_timeouts(cl_env):
     assert cw.wait_any([a, b]) == (0, COMPLETE)
 
 
+def test_async_timeouts_carry_what_sync_ones_do(cl_env):
+    ctx = cl_env[0]
+    a, b = cl.UserEvent(ctx), cl.UserEvent(ctx)
+    submitted = cl.command_execution_status.SUBMITTED
+
+    def attrs(e):
+        return {k: getattr(e, k, "absent") for k in ("code", "status", "status_name",
+                                                      "statuses", "index")}
+
+    sync = {}
+    for name, call in (("one", lambda: cw.wait(a, timeout=0.01)),
+                       ("all", lambda: cw.wait_all([a, b], timeout=0.01)),
+                       ("any", lambda: cw.wait_any([a, b], timeout=0.01))):
+        with pytest.raises(cw.Timeout) as e:
+            call()
+        sync[name] = attrs(e.value)
+    assert sync["one"]["status"] == sync["any"]["status"] == submitted
+    assert sync["all"]["statuses"] == [submitted] * 2
+
+    async def main():
+        got = {}
+        with cw.Notifier() as n:
+            for name, call in (("one", lambda: cw.wait_async(a, timeout=0.01)),
+                               ("all", lambda: cw.wait_all_async([a, b], timeout=0.01)),
+                               ("any", lambda: cw.wait_any_async([a, b], timeout=0.01)),
+                               ("notifier", lambda: n.wait(a, timeout=0.01))):
+                with pytest.raises(cw.Timeout) as e:
+                    await call()
+                got[name] = attrs(e.value)
+            assert n.pending == 0
+        return got
+
+    got = asyncio.run(main())
+    assert got["notifier"] == got["one"]
+    for name in sync:
+        assert got[name] == sync[name], name
+    for ev in (a, b):
+        ev.set_status(COMPLETE)
+
+
 def test_async_all_and_any(cl_env):
     ctx = cl_env[0]
     k = Axpy(cl_env)
