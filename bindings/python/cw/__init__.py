@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """cw for Python: wait on OpenCL events without burning a core.
 
-A ctypes binding of libcw. Events are pyopencl
+A ctypes binding of cw's C library (libcw-opencl). Events are pyopencl
 events (``pyopencl.Event`` and its subclasses ``UserEvent`` and
 ``NannyEvent``, checked with ``isinstance``) or raw ``cl_event`` handles
 wrapped in ``cw.RawEvent(handle)``, which says the caller vouches for them.
@@ -20,8 +20,11 @@ the running loop watches: any number of awaits share one descriptor and no
 thread. Failures raise ``CwError`` subclasses that carry the OpenCL status
 and its name.
 
-libcw is found through ``$CW_LIBRARY`` (a path), else the loader's search
-(``ctypes.util.find_library``), else ``pkg-config --variable=libdir cw``.
+The library is ``$CW_LIBRARY`` (a path), else ``libcw-opencl.so.<major>``
+through the loader's search, else that file in ``pkg-config --variable=libdir
+cw-opencl``. A file there that is not cw's library (it lacks
+``cw_notifier_watch``), or not a compatible version, is skipped; one named by
+``$CW_LIBRARY`` is never skipped: the import fails (``LibraryNotFound``).
 """
 
 from __future__ import annotations
@@ -54,10 +57,9 @@ __all__ = [
     "library_path", "library_found_by", "library_version", "library_version_string",
 ]
 
+# load() checked the library's identity and version and declared its functions.
 _lib, _found_by = _ffi.load()
-# The version first: an incompatible libcw may lack functions declare() needs.
 _library_version = _ffi.check_version(_lib)
-_ffi.declare(_lib)
 
 # Execution statuses (CL/cl.h).
 CL_COMPLETE = 0
@@ -424,11 +426,13 @@ def wait(event: Event, *, strategy: Union[str, int] = "default",
          spin_us: Optional[int] = None, flush: bool = True) -> int:
     """Wait for ``event`` in libcw with the GIL released (cw_wait).
 
-    strategy: a name from ``strategies()``. timeout: seconds, None or
+    event: a ``pyopencl.Event`` (or subclass) or a ``cw.RawEvent``; any
+    other object raises TypeError. strategy: a name from ``strategies()``. timeout: seconds, None or
     ``float('inf')`` for none. check_interval: seconds before the first
     status check for a failed command (None: cw's 16 ms). spin_us: the spin
     budget of spin-park and auto, in microseconds (None: cw's default).
-    flush=False passes CW_WAIT_NO_FLUSH. Returns the execution status,
+    flush: True or False (TypeError otherwise); False passes
+    CW_WAIT_NO_FLUSH. Returns the execution status,
     CL_COMPLETE; raises CommandFailed, Timeout or another CwError.
     """
     handle = _handle(event)
@@ -529,7 +533,8 @@ class Notifier:
         return _lib.cw_notifier_pending(self._ptr) if self._ptr else 0
 
     def watch(self, event: Event) -> Tuple[int, asyncio.Future]:
-        """Start watching ``event``: returns (tag, future of its status)."""
+        """Start watching ``event`` (a pyopencl event or a ``cw.RawEvent``;
+        TypeError otherwise): returns (tag, future of its status)."""
         if not self._ptr:
             raise _bad("the notifier is closed")
         handle = _handle(event)
@@ -703,7 +708,10 @@ async def wait_async(event: Event, *, timeout: Optional[float] = None) -> int:
     """Await ``event`` on the running loop through its shared notifier.
 
     timeout: seconds, None or ``float('inf')`` for none. Returns CL_COMPLETE
-    or raises CommandFailed, Timeout or another CwError.
+    or raises CommandFailed, Timeout or another CwError. When the timeout
+    passes, the answer is ``cw.wait``'s at 1 µs: a Timeout with the status
+    read, as the synchronous wait's, or the result of an event that
+    finished on the deadline.
     """
     return await _shared(lambda n: n.wait(event, timeout))
 
@@ -770,12 +778,13 @@ def strategies() -> List[str]:
 
 
 def library_path() -> str:
-    """The path or name libcw was loaded from."""
+    """The path the library was loaded from, or its soname
+    (libcw-opencl.so.<major>) when the loader's search found it."""
     return str(_lib._name)
 
 
 def library_found_by() -> str:
-    """How libcw was found: "CW_LIBRARY", "loader" or "pkg-config"."""
+    """How the library was found: "CW_LIBRARY", "loader" or "pkg-config"."""
     return _found_by
 
 
