@@ -49,7 +49,10 @@ prefix)
     fi
     pcdir=$(dirname "$pc")
     libdir=$(dirname "$pcdir")
-    soname=libcw-opencl.so.$(cut -d. -f1 <<<"$("$vpy" -c 'import cw._version as v; print(v.__version__)')")
+    # The installed distribution's version, read without importing cw (which
+    # needs the library): its major version is the soname's.
+    version=$("$vpy" -c 'import importlib.metadata as m; print(m.version("cw-opencl"))')
+    soname=libcw-opencl.so.${version%%.*}
     # The loader route first, with pkg-config out of the way.
     found=$(LD_LIBRARY_PATH=$libdir PKG_CONFIG_PATH=/nonexistent PKG_CONFIG_LIBDIR=/nonexistent \
         "$vpy" -c 'import cw; print(cw.library_found_by(), cw.library_path())')
