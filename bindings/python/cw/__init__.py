@@ -575,9 +575,9 @@ class Notifier:
                 return await asyncio.wait_for(coro, timeout_us / 1e6)
             except asyncio.TimeoutError:
                 pass
-            # The timeout passed: the synchronous wait's answer, which a Timeout
-            # carrying the statuses read (as a synchronous one does), or the
-            # result or failure of an event that finished on the deadline.
+            # The timeout passed: answer as the synchronous wait would now, with a
+            # Timeout carrying the statuses it read, or the result or failure
+            # of an event that finished on the deadline.
             return last_look()
         finally:
             for tag, fut in zip(tags, futs):
