@@ -7,7 +7,7 @@
  * (the busy targets, or nominal rates for saxpy and for busy iterations),
  * shared among the config's CPUs and stretched by PLAN_SHARE_FACTOR for the
  * waiters that spin beside the device's workers. The constants come from
- * the default run kept in bench/results (PoCL on 2 CPUs: 175 s, which the
+ * the default run kept in results/bench (PoCL on 2 CPUs: 175 s, which the
  * model puts at 187 s); --quick runs, made mostly of fixed costs, took 1.3
  * to 2.5 times their 1.1 s estimate on a shared 2-CPU machine. --max-time
  * still bounds every cell, and the plan says where the estimate reaches it.
@@ -17,14 +17,14 @@
 #include "bench.h"
 
 /* One launch beyond its kernel's run time: enqueue, wait, profiling query,
- * release (the latency cells: 47 us a launch in bench/results). */
+ * release (the latency cells: 47 us a launch in results/bench). */
 #define PLAN_LAUNCH_US 45.0
 /* Kernel run time a launch costs on a config's CPUs, as a multiple of the
  * run time on one idle worker divided among them (the busy cells of
- * bench/results: 1.45 on 1 CPU and on 2). */
+ * results/bench: 1.45 on 1 CPU and on 2). */
 #define PLAN_SHARE_FACTOR 1.45
 /* saxpy per float on one worker: between a run whose arrays stay in cache
- * (bench/results: 0.2 ns) and one that streams them from memory (1.1 ns). */
+ * (results/bench: 0.2 ns) and one that streams them from memory (1.1 ns). */
 #define PLAN_SAXPY_NS_PER_FLOAT 0.3
 /* The busy kernel per iteration and work-item on one worker, where only
  * iterations are given (PoCL's calibration: 816 iterations of 1024
