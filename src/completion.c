@@ -328,6 +328,12 @@ bool cw_completion_is_signalled(const cw_completion *c) {
     return atomic_load_explicit(&((cw_completion *)c)->signalled, memory_order_acquire) != 0;
 }
 
+bool cw_completion_settled(const cw_completion *c) {
+    /* Acquire pairs with the signaller's store after its unpark: release's
+     * waits (landed, lock passed, unpark returned) then find all done. */
+    return atomic_load_explicit(&((cw_completion *)c)->watched, memory_order_acquire) != 0;
+}
+
 uint64_t cw_completion_landed_ns(const cw_completion *c) {
     return c->landed_ns;
 }

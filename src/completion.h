@@ -75,6 +75,16 @@ void cw_completion_watch(cw_completion *c, cw_parker *watcher);
 /* Whether it was signalled (a snapshot; true is final). */
 bool cw_completion_is_signalled(const cw_completion *c);
 
+/*
+ * For a watched completion that was signalled: whether its signaller is done
+ * with it, its watcher's unpark included, so that cw_completion_release
+ * returns at once (a snapshot; true is final). The unpark is the last thing
+ * the signaller does, and a preempted one can take a whole scheduler slice
+ * to finish it: an owner that must not wait for it (an event loop) asks
+ * first and releases later.
+ */
+bool cw_completion_settled(const cw_completion *c);
+
 /* The status passed to the signal; meaningful once signalled, and only
  * until the completion is released (the slot may then serve another wait). */
 int32_t cw_completion_status(const cw_completion *c);

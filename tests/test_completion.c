@@ -160,6 +160,55 @@ static void pool_grows_and_recycles(void **state) {
     free(cs);
 }
 
+/* A watcher whose unpark holds its signaller until the test lets it go. */
+struct holder {
+    cw_parker parker;
+    atomic_int entered, leave;
+};
+
+static int holder_park(cw_parker *p, uint64_t deadline_ns) {
+    (void)p;
+    (void)deadline_ns;
+    return CW_ERR_UNSUPPORTED;
+}
+
+static void holder_unpark(cw_parker *p) {
+    struct holder *h = (struct holder *)p;
+    atomic_store(&h->entered, 1);
+    while (!atomic_load(&h->leave))
+        sched_yield();
+}
+
+static void *signal_now(void *arg) {
+    cw_completion_signal_token(*(uintptr_t *)arg, CL_COMPLETE);
+    return NULL;
+}
+
+/* Settled only once the signaller's unpark of the watcher returned: until
+ * then the signal is visible but release would still have to wait. */
+static void settled_after_the_watchers_unpark_returns(void **state) {
+    (void)state;
+    static const cw_parker_ops ops = {holder_park, holder_unpark};
+    for (size_t k = 0; k < NKINDS; ++k) {
+        struct holder h = {.parker = {.ops = &ops}};
+        atomic_init(&h.entered, 0);
+        atomic_init(&h.leave, 0);
+        cw_completion *c;
+        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
+        cw_completion_watch(c, &h.parker);
+        uintptr_t token = cw_completion_token(c);
+        pthread_t t = cw_test_spawn(signal_now, &token);
+        while (!atomic_load(&h.entered))
+            sched_yield();
+        assert_true(cw_completion_is_signalled(c));
+        assert_false(cw_completion_settled(c));
+        atomic_store(&h.leave, 1);
+        cw_test_join(t);
+        assert_true(cw_completion_settled(c));
+        assert_true(cw_completion_release(c, NULL));
+    }
+}
+
 static const struct CMUnitTest completion_tests[] = {
     cmocka_unit_test(signal_before_wait_is_not_lost),
     cmocka_unit_test(foreign_thread_signal_wakes_waiter),
@@ -168,6 +217,7 @@ static const struct CMUnitTest completion_tests[] = {
     cmocka_unit_test(waiter_times_out_then_late_signal),
     cmocka_unit_test(acquire_rejects_bad_input),
     cmocka_unit_test(pool_grows_and_recycles),
+    cmocka_unit_test(settled_after_the_watchers_unpark_returns),
 };
 
 CW_TEST_MAIN(completion_tests, open_host, close_host)

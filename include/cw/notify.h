@@ -76,7 +76,8 @@ CW_API int cw_notifier_fd(const cw_notifier *n);
 
 /*
  * Watch `event` (retained until its result is drained, or, for a cancelled
- * watch, until the next drain or destroy); `tag` comes back in its result.
+ * watch or one whose callback had not yet returned when its result was
+ * drained, until the next drain or destroy); `tag` comes back in its result.
  * It shares the event's one CL_COMPLETE callback with every other wait and
  * watch on it (see cw_event_forget). Like cw_wait, it flushes the
  * event's queue when the command is still CL_QUEUED, so that an unflushed

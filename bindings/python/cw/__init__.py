@@ -495,6 +495,13 @@ def wait_any(events: Iterable[Event], *, strategy: Union[str, int] = "default",
 
 # --- asyncio ---------------------------------------------------------------------
 
+import struct as _struct  # noqa: E402  (here with the code that uses it)
+
+# One cw_notifier_result (tag, rc, status) as the drain writes it: unpacking a
+# batch with one C loop costs a fraction of reading the ctypes fields one by one.
+_RESULT = _struct.Struct("=Qii")
+assert _RESULT.size == ctypes.sizeof(_ffi.NotifierResult)
+
 
 class Notifier:
     """A cw_notifier on an asyncio loop: awaits any number of events on one
@@ -521,6 +528,7 @@ class Notifier:
         # tag -> (future, event): the event object stays alive while watched.
         self._waiting: Dict[int, Tuple[asyncio.Future, Any]] = {}
         self._results = (_ffi.NotifierResult * self._BATCH)()
+        self._bytes = memoryview(self._results).cast("B")
         self._reading = False
 
     @property
@@ -635,18 +643,21 @@ class Notifier:
         return await self._watched(events, timeout, body, lambda: _last_look(wait_any, events))
 
     def _on_readable(self) -> None:
-        # Level-triggered: drain until a batch comes back short.
+        # Level-triggered: drain until a batch comes back short. Runs once per
+        # wake-up of the loop, on its thread: every step here is paid per event.
+        drain, results, batch, waiting = _lib.cw_notifier_drain, self._results, self._BATCH, \
+            self._waiting
         while self._ptr:
-            k = _lib.cw_notifier_drain(self._ptr, self._results, self._BATCH)
-            for r in self._results[:k]:
-                fut, _ = self._waiting.pop(r.tag, (None, None))
-                if fut is None or fut.done():
+            k = drain(self._ptr, results, batch)
+            for tag, rc, status in _RESULT.iter_unpack(self._bytes[:k * _RESULT.size]):
+                entry = waiting.pop(tag, None)
+                if entry is None or entry[0].done():
                     continue
-                if r.rc == _OK:
-                    fut.set_result(r.status)
+                if rc == _OK:
+                    entry[0].set_result(status)
                 else:
-                    fut.set_exception(_error(r.rc, r.status))
-            if k < self._BATCH:
+                    entry[0].set_exception(_error(rc, status))
+            if k < batch:
                 break
         self._idle()
 
@@ -659,6 +670,7 @@ class Notifier:
         """Destroy the notifier; pending awaits are cancelled."""
         if not self._ptr:
             return
+        self._bytes.release()
         if self._reading:
             self._loop.remove_reader(self._fd)
             self._reading = False
@@ -691,17 +703,26 @@ def _last_look(sync_wait: Callable[..., Any], events: Any) -> Any:
 _loop_notifiers: Dict[asyncio.AbstractEventLoop, Notifier] = {}
 
 
-async def _shared(use: Callable[[Notifier], Any]) -> Any:
-    loop = asyncio.get_running_loop()
+def _notifier_of(loop: asyncio.AbstractEventLoop) -> Notifier:
     n = _loop_notifiers.get(loop)
     if n is None:
         n = _loop_notifiers[loop] = Notifier(loop)
+    return n
+
+
+def _unshare(loop: asyncio.AbstractEventLoop, n: Notifier) -> None:
+    if not n._waiting and _loop_notifiers.get(loop) is n:
+        del _loop_notifiers[loop]
+        n.close()
+
+
+async def _shared(use: Callable[[Notifier], Any]) -> Any:
+    loop = asyncio.get_running_loop()
+    n = _notifier_of(loop)
     try:
         return await use(n)
     finally:
-        if not n._waiting and _loop_notifiers.get(loop) is n:
-            del _loop_notifiers[loop]
-            n.close()
+        _unshare(loop, n)
 
 
 async def wait_async(event: Event, *, timeout: Optional[float] = None) -> int:
@@ -713,7 +734,22 @@ async def wait_async(event: Event, *, timeout: Optional[float] = None) -> int:
     read, as the synchronous wait's, or the result of an event that
     finished on the deadline.
     """
-    return await _shared(lambda n: n.wait(event, timeout))
+    if timeout is not None:
+        return await _shared(lambda n: n.wait(event, timeout))
+    # The common case, awaited per event by the thousand: one watch and its
+    # future, without the layers of coroutines that timeouts and many events
+    # need (each is paid again when the await resumes).
+    loop = asyncio.get_running_loop()
+    n = _notifier_of(loop)
+    try:
+        tag, fut = n.watch(event)
+        try:
+            return await fut
+        finally:
+            if not fut.done() or fut.cancelled():
+                n.cancel(tag)  # the await was cancelled: its watch must go
+    finally:
+        _unshare(loop, n)
 
 
 async def wait_all_async(events: Iterable[Event], *, timeout: Optional[float] = None
