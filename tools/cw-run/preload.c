@@ -33,14 +33,13 @@
  * cw makes on the preload's behalf; the interposers forward those straight
  * to the real function.
  */
-#include "real.h"
-
 #include "preload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "profile.h"
+#include "real.h"
 
 __thread int cwp_inside_cw __attribute__((tls_model("initial-exec")));
 

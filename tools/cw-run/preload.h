@@ -22,6 +22,7 @@
  * call on every wrapper. */
 extern __thread int cwp_inside_cw __attribute__((tls_model("initial-exec")));
 
+/* For cwp_start only. */
 extern pthread_once_t cwp_started;
 void cwp_start_once(void);
 
