@@ -10,44 +10,31 @@
 
 #include "config.h"
 
+/* A case that returns its constant's own name. */
+#define NAMED(c)                                                                                   \
+    case c:                                                                                        \
+        return #c;
+
 static const char *command_type_name(cl_command_type t) {
     switch (t) {
-    case CL_COMMAND_NDRANGE_KERNEL:
-        return "CL_COMMAND_NDRANGE_KERNEL";
-    case CL_COMMAND_TASK:
-        return "CL_COMMAND_TASK";
-    case CL_COMMAND_NATIVE_KERNEL:
-        return "CL_COMMAND_NATIVE_KERNEL";
-    case CL_COMMAND_READ_BUFFER:
-        return "CL_COMMAND_READ_BUFFER";
-    case CL_COMMAND_WRITE_BUFFER:
-        return "CL_COMMAND_WRITE_BUFFER";
-    case CL_COMMAND_COPY_BUFFER:
-        return "CL_COMMAND_COPY_BUFFER";
-    case CL_COMMAND_READ_IMAGE:
-        return "CL_COMMAND_READ_IMAGE";
-    case CL_COMMAND_WRITE_IMAGE:
-        return "CL_COMMAND_WRITE_IMAGE";
-    case CL_COMMAND_MAP_BUFFER:
-        return "CL_COMMAND_MAP_BUFFER";
-    case CL_COMMAND_MAP_IMAGE:
-        return "CL_COMMAND_MAP_IMAGE";
-    case CL_COMMAND_UNMAP_MEM_OBJECT:
-        return "CL_COMMAND_UNMAP_MEM_OBJECT";
-    case CL_COMMAND_MARKER:
-        return "CL_COMMAND_MARKER";
-    case CL_COMMAND_READ_BUFFER_RECT:
-        return "CL_COMMAND_READ_BUFFER_RECT";
-    case CL_COMMAND_WRITE_BUFFER_RECT:
-        return "CL_COMMAND_WRITE_BUFFER_RECT";
-    case CL_COMMAND_USER:
-        return "CL_COMMAND_USER";
-    case CL_COMMAND_BARRIER:
-        return "CL_COMMAND_BARRIER";
-    case CL_COMMAND_SVM_MEMCPY:
-        return "CL_COMMAND_SVM_MEMCPY";
-    case CL_COMMAND_SVM_MAP:
-        return "CL_COMMAND_SVM_MAP";
+        NAMED(CL_COMMAND_NDRANGE_KERNEL)
+        NAMED(CL_COMMAND_TASK)
+        NAMED(CL_COMMAND_NATIVE_KERNEL)
+        NAMED(CL_COMMAND_READ_BUFFER)
+        NAMED(CL_COMMAND_WRITE_BUFFER)
+        NAMED(CL_COMMAND_COPY_BUFFER)
+        NAMED(CL_COMMAND_READ_IMAGE)
+        NAMED(CL_COMMAND_WRITE_IMAGE)
+        NAMED(CL_COMMAND_MAP_BUFFER)
+        NAMED(CL_COMMAND_MAP_IMAGE)
+        NAMED(CL_COMMAND_UNMAP_MEM_OBJECT)
+        NAMED(CL_COMMAND_MARKER)
+        NAMED(CL_COMMAND_READ_BUFFER_RECT)
+        NAMED(CL_COMMAND_WRITE_BUFFER_RECT)
+        NAMED(CL_COMMAND_USER)
+        NAMED(CL_COMMAND_BARRIER)
+        NAMED(CL_COMMAND_SVM_MEMCPY)
+        NAMED(CL_COMMAND_SVM_MAP)
     default:
         return "another command";
     }
@@ -55,18 +42,16 @@ static const char *command_type_name(cl_command_type t) {
 
 static const char *status_name(cl_int s) {
     switch (s) {
-    case CL_QUEUED:
-        return "CL_QUEUED";
-    case CL_SUBMITTED:
-        return "CL_SUBMITTED";
-    case CL_RUNNING:
-        return "CL_RUNNING";
-    case CL_COMPLETE:
-        return "CL_COMPLETE";
+        NAMED(CL_QUEUED)
+        NAMED(CL_SUBMITTED)
+        NAMED(CL_RUNNING)
+        NAMED(CL_COMPLETE)
     default:
         return s < 0 ? "failed" : "unknown";
     }
 }
+
+#undef NAMED
 
 /* One line about one event into buf. Reads only what the event can tell;
  * every query may fail on a broken handle, and the line then says so. */
