@@ -171,8 +171,6 @@ CWP_EXPORT void *clEnqueueMapImage(cl_command_queue q, cl_mem img, cl_bool block
     return map_end(&b, p, errcode_ret);
 }
 
-/* OpenCL 2.0 SVM: a loader without them leaves a program no way to call
- * them, so the NULL case only guards (real.h). */
 CWP_EXPORT cl_int clEnqueueSVMMemcpy(cl_command_queue q, cl_bool blocking, void *dst,
                                      const void *src, size_t size, cl_uint nw, const cl_event *wl,
                                      cl_event *event) {

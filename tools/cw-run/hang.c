@@ -82,7 +82,7 @@ static void describe_event(char *buf, size_t len, cl_event ev, unsigned index) {
 }
 
 void cwp_hang_report(enum cwp_call k, const cl_event *evs, cl_uint n) {
-    cwp_profile_hang(k);
+    cwp_count_hang(k);
     /* One write, so that reports of several threads do not interleave. */
     char msg[4096];
     size_t used = (size_t)snprintf(

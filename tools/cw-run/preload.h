@@ -33,9 +33,8 @@ static inline void cwp_start(void) {
     pthread_once(&cwp_started, cwp_start_once);
 }
 
-/* Start up, and say whether the loader has cwp_real.field: OpenCL 2.0's SVM
- * calls may be missing, and a program then has no way to call them either,
- * so their wrappers only guard. */
+/* Start up, and say whether the loader has cwp_real.field (the SVM calls
+ * may be missing, real.h). */
 #define CWP_START_WITH(field) (cwp_start(), cwp_real.field != NULL)
 
 /* Forward without interposing: not configured, or a call cw makes itself. */

@@ -136,13 +136,13 @@ void cwp_span_end(enum cwp_call k, cwp_span s, cl_int result) {
         cwp_span_end_at(k, s, result, clock_ns(CLOCK_MONOTONIC));
 }
 
-void cwp_profile_finish_path(bool on_last) {
+void cwp_count_finish_path(bool on_last) {
     if (cwp_cfg.stats)
         atomic_fetch_add_explicit(on_last ? &finish_on_last : &finish_on_marker, 1,
                                   memory_order_relaxed);
 }
 
-void cwp_profile_hang(enum cwp_call k) {
+void cwp_count_hang(enum cwp_call k) {
     atomic_fetch_add_explicit(&stats[k].hangs, 1, memory_order_relaxed);
 }
 

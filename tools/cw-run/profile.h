@@ -52,9 +52,9 @@ void cwp_span_end_at(enum cwp_call k, cwp_span s, cl_int result, uint64_t wall_e
 uint64_t cwp_wall_ns(void);
 
 /* clFinish waited on the queue's last command (true) or on a marker. */
-void cwp_profile_finish_path(bool on_last);
+void cwp_count_finish_path(bool on_last);
 /* Call k was reported as a hang (hang.h). */
-void cwp_profile_hang(enum cwp_call k);
+void cwp_count_hang(enum cwp_call k);
 
 /* Measure the CPU clock's own cost, once, before the first span. */
 void cwp_profile_calibrate(void);

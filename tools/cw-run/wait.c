@@ -171,7 +171,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cwp_last_waited(queue, end - s.wall);
         cwp_span_end_at(CWP_FINISH, s, r, end);
         clReleaseEvent(last);
-        cwp_profile_finish_path(true);
+        cwp_count_finish_path(true);
         return r;
     }
     /*
@@ -202,7 +202,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         wait_end waited = wait_events(CWP_FINISH, &marker, 1, check_us);
         r = waited == WAIT_COMPLETE ? CL_SUCCESS : cwp_real.finish(queue);
         clReleaseEvent(marker);
-        cwp_profile_finish_path(false);
+        cwp_count_finish_path(false);
     }
     uint64_t end = cwp_wall_ns();
     if (!native)
