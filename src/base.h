@@ -7,6 +7,8 @@
 #ifndef CW_BASE_H
 #define CW_BASE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -60,6 +62,41 @@ static inline void cw__pause(void) {
 #else
     __asm__ __volatile__("" ::: "memory");
 #endif
+}
+
+/* The object that holds `ptr` as its `member`: how a callback that is handed
+ * an embedded part (a watcher) reaches the object around it. */
+#define cw__container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/*
+ * Teardown of an object that is read outside its owner's lock (a record a
+ * sweep reads, a watch a status check reads). All three calls run under
+ * the owner's lock: a reader pins it before letting go of the lock; whoever
+ * takes it out while it is pinned dooms it, and the last unpin then owns
+ * the teardown.
+ */
+typedef struct cw__pins {
+    unsigned count;
+    bool doomed;
+} cw__pins;
+
+static inline void cw__pins_take(cw__pins *p) {
+    p->count++;
+}
+
+/* Taken out: true when the caller tears it down now, false when the last
+ * unpin will. */
+static inline bool cw__pins_doom(cw__pins *p) {
+    if (p->count) {
+        p->doomed = true;
+        return false;
+    }
+    return true;
+}
+
+/* Unpinned: true when this caller now owns the teardown. */
+static inline bool cw__pins_drop(cw__pins *p) {
+    return --p->count == 0 && p->doomed;
 }
 
 static inline struct timespec cw__timespec(uint64_t ns) {

@@ -29,8 +29,8 @@ typedef struct wake_ops wake_ops;
 struct cw_completion {
     _Atomic uint64_t ticket;
     atomic_int signalled; /* 1 once the signal has landed (written under the slot's lock) */
-    atomic_int watched;   /* 1 once the signaller's unpark of `watcher` has returned */
-    cw_parker *watcher;   /* set by the owner before the token is handed out */
+    atomic_int watched;   /* 1 once the signaller's wake of `watcher` has returned */
+    cw_watcher *watcher;  /* set by the owner before the token is handed out */
     int32_t status;
     uint64_t landed_ns; /* when the signal landed (for the wake-up latency statistic) */
     uint32_t index;
@@ -225,26 +225,16 @@ static void give_back(cw_completion *c) {
     cw_spinlock_unlock(&pool_lock);
 }
 
-/* fork: the child has one thread, and a pool_lock held by another thread of
- * the parent would stay held in it forever; take it across the fork. */
-static void fork_prepare(void) {
-    cw_spinlock_lock(&pool_lock);
-}
-
-static void fork_done(void) {
-    cw_spinlock_unlock(&pool_lock);
-}
-
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
-static void install_fork_handlers(void) {
-    pthread_atfork(fork_prepare, fork_done, fork_done);
+static void keep_pool_lock(void) {
+    cw_spinlock_keep_across_fork(&pool_lock);
 }
 
 int cw_completion_acquire(cw_completion_kind kind, cw_completion **out) {
     if (!out || (unsigned)kind >= CW_COMPLETION_KIND_COUNT)
         return CW_ERR_INVALID_ARGUMENT;
-    pthread_once(&fork_once, install_fork_handlers);
+    pthread_once(&fork_once, keep_pool_lock);
     cw_spinlock_lock(&pool_lock);
     int rc = free_list ? CW_OK : grow_pool();
     cw_completion *c = free_list;
@@ -276,6 +266,13 @@ int cw_completion_acquire(cw_completion_kind kind, cw_completion **out) {
     return CW_OK;
 }
 
+int cw_completion_acquire_like(const cw_completion *c, cw_completion **out) {
+    int rc = cw_completion_acquire((cw_completion_kind)(c->ops - kind_ops), out);
+    if (rc == CW_OK)
+        cw_completion_watch(*out, c->watcher);
+    return rc;
+}
+
 uintptr_t cw_completion_token(const cw_completion *c) {
     uint64_t gen = atomic_load_explicit(&c->ticket, memory_order_relaxed) >> 1;
     return (uintptr_t)(gen << 32 | c->index);
@@ -291,7 +288,7 @@ static cw_completion *lookup(uint32_t index) {
 /* Publish the signal and wake the waiters; the caller has claimed the slot. */
 static void land(cw_completion *c, int32_t status) {
     /* Set before the token was handed out; the claim's acquire made it visible. */
-    cw_parker *watcher = c->watcher;
+    cw_watcher *watcher = c->watcher;
     /* Read before the lock, published by the `signalled` release store: a
      * waiter that sees the signal (acquire) sees the time it landed. */
     c->ops->land(c, status, cw_now_ns());
@@ -300,12 +297,12 @@ static void land(cw_completion *c, int32_t status) {
          * slot cannot be recycled before `watched` is set: release waits for
          * it, so the store below is to a slot this signal still owns. */
         CW_INJECT();
-        cw_unpark(watcher);
+        watcher->wake(watcher);
         atomic_store_explicit(&c->watched, 1, memory_order_release);
     }
 }
 
-void cw_completion_watch(cw_completion *c, cw_parker *watcher) {
+void cw_completion_watch(cw_completion *c, cw_watcher *watcher) {
     c->watcher = watcher;
 }
 
@@ -356,8 +353,8 @@ bool cw_completion_release(cw_completion *c, int32_t *status) {
         cw_futex_parker_init(&fp);
         cw_completion_wait(c, &fp.parker, CW_DEADLINE_NONE);
         c->ops->pass(c);
-        /* The signaller's unpark of the watcher runs after it left the lock:
-         * the watcher's owner frees it once we return, so wait for the unpark
+        /* The signaller's wake of the watcher runs after it left the lock:
+         * the watcher's owner frees it once we return, so wait for the wake
          * to finish. It is short and its thread is running, but it may be
          * preempted: spin briefly, then give the CPU away. Acquire pairs with
          * the signaller's release store. */

@@ -39,6 +39,9 @@ typedef enum cw_completion_kind {
 /* Take an armed completion from the pool. CW_ERR_NO_MEMORY when none can be had. */
 int cw_completion_acquire(cw_completion_kind kind, cw_completion **out);
 
+/* A fresh armed completion of the kind of `c`, with its watcher. */
+int cw_completion_acquire_like(const cw_completion *c, cw_completion **out);
+
 /* The token the signalling side passes to cw_completion_signal_token. */
 uintptr_t cw_completion_token(const cw_completion *c);
 
@@ -57,20 +60,29 @@ bool cw_completion_signal_token(uintptr_t token, int32_t status);
 int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns);
 
 /*
- * Also wake `watcher` when the completion is signalled, without a thread
- * blocked in cw_completion_wait: this is how an event loop's file descriptor
- * is signalled (see notify.h). Call it before the token is handed out
- * (before the callback is registered: cw__event_attach). NULL removes the watcher.
+ * Whatever a signal wakes besides a thread blocked in cw_completion_wait: an
+ * event's record fanning the signal out, a notifier's watch, the parker of
+ * a wait on many events. It is embedded in its owner, which `wake` reaches
+ * with cw__container_of.
+ */
+typedef struct cw_watcher cw_watcher;
+struct cw_watcher {
+    void (*wake)(cw_watcher *self);
+};
+
+/*
+ * Also wake `watcher` when the completion is signalled. Call it before the
+ * token is handed out (before the callback is registered). NULL removes it.
  *
- * The signaller calls cw_unpark(watcher) once, after it released the
+ * The signaller calls watcher->wake once, after it released the
  * completion's lock, on its own thread. Unlike a parker that serves
- * cw_completion_wait, the watcher may be touched by its unpark after the
- * signal is visible: cw_completion_release waits until that unpark has
+ * cw_completion_wait, the watcher may be touched by its wake after the
+ * signal is visible: cw_completion_release waits until that wake has
  * returned (a bounded wait: the signaller is running), so the watcher, and
- * anything its unpark uses, must stay valid until release returns, and no
+ * anything its wake uses, must stay valid until release returns, and no
  * longer.
  */
-void cw_completion_watch(cw_completion *c, cw_parker *watcher);
+void cw_completion_watch(cw_completion *c, cw_watcher *watcher);
 
 /* Whether it was signalled (a snapshot; true is final). */
 bool cw_completion_is_signalled(const cw_completion *c);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6, beside cw_wait: completions that signal an event loop's file descriptor. */
-#include "clevent.h"
+/* Layer 6.3, beside cw_wait: completions that signal an event loop's file descriptor. */
 #include "completion.h"
 #include "cw/notify.h"
+#include "status.h"
+#include "strategy.h"
+#include "table.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -15,15 +17,15 @@
 #include <unistd.h>
 
 /*
- * One watch per awaited event. Its parker is the completion's watcher: the
- * signal (the event's callback, or the notifier's own status check)
- * "unparks" it by pushing it onto the notifier's ready list and making the
- * eventfd readable. The memory of a watch is freed only by drain, cancel's
- * drain, or destroy, and always after cw_completion_release, which
+ * One watch per awaited event, the watcher of its completion: the signal
+ * (the event's callback, or the notifier's own status check) wakes it by
+ * pushing it onto the notifier's ready list and making the eventfd
+ * readable. The memory of a watch is freed only by drain, cancel's drain,
+ * or destroy, and always after cw_completion_release, which
  * - disarms the completion when no signal claimed it, so that a callback
- *   arriving later (or never: failed commands on PoCL 3.1) finds a stale
- *   token and touches only the pool's ticket word, never this watch;
- * - otherwise waits until the signaller's unpark returned, so that the push
+ *   arriving later, or never, finds a stale token and touches only the
+ *   pool's ticket word, never this watch;
+ * - otherwise waits until the signaller's wake returned, so that the push
  *   and the eventfd write below never touch freed memory.
  *
  * No OpenCL call is made with the notifier's mutex held: rusticl runs an
@@ -33,7 +35,7 @@
  * and releases happen outside it; `pins` keeps a watch alive meanwhile.
  */
 typedef struct watch {
-    cw_parker parker; /* first member: the unpark op casts back */
+    cw_watcher watcher; /* of `completion`: pushes the watch onto the ready list */
     cw_notifier *owner;
     cw_completion *completion;
     cl_event event; /* retained */
@@ -41,8 +43,7 @@ typedef struct watch {
     /* Under owner->mutex: */
     bool cancelled;            /* reports nothing */
     bool registering;          /* its subscription is being made: the checks skip it */
-    bool doomed;               /* taken out; the last unpin frees it */
-    unsigned pins;             /* status checks reading it outside the mutex */
+    cw__pins pins;             /* status checks reading it outside the mutex (base.h) */
     struct watch *ready_next;  /* ready list (lock-free), then taken list (mutex) */
     struct watch *free_next;   /* a list of watches to free, local to one call */
     struct watch *prev, *next; /* every live watch */
@@ -52,7 +53,7 @@ struct cw_notifier {
     int epfd, efd, tfd;
     /* Serialises the owner's side; the signalling side never takes it, so a
      * callback can neither block on the loop nor deadlock with a drain that
-     * waits for its unpark in cw_completion_release. */
+     * waits for its wake in cw_completion_release. */
     pthread_mutex_t mutex;
     /* Pushed by signallers (LIFO), taken whole by drain. */
     watch *_Atomic ready;
@@ -69,16 +70,8 @@ static void make_readable(cw_notifier *n) {
         cw__die("eventfd write", errno);
 }
 
-static int watch_park(cw_parker *p, uint64_t deadline_ns) {
-    (void)p;
-    (void)deadline_ns;
-    /* Nobody waits on a watch's completion with its parker: the notifier
-     * only uses it as the completion's watcher. */
-    return CW_ERR_UNSUPPORTED;
-}
-
-static void watch_unpark(cw_parker *p) {
-    watch *w = (watch *)p;
+static void watch_wake(cw_watcher *self) {
+    watch *w = cw__container_of(self, watch, watcher);
     cw_notifier *n = w->owner;
     watch *head = atomic_load_explicit(&n->ready, memory_order_relaxed);
     do
@@ -89,13 +82,11 @@ static void watch_unpark(cw_parker *p) {
     /* Only a push onto an empty list writes. A non-empty list was announced
      * by the push that made it non-empty, and drain resets the eventfd before
      * it takes the list, so that announcement is still unconsumed. The
-     * notifier is alive here: cw_completion_release waits for this unpark to
+     * notifier is alive here: cw_completion_release waits for this wake to
      * return before the watch or the notifier can be freed. */
     if (!head)
         make_readable(n);
 }
-
-static const cw_parker_ops watch_ops = {watch_park, watch_unpark};
 
 static void set_timer(cw_notifier *n, uint64_t ns) {
     struct itimerspec its = {.it_value = cw__timespec(ns)}; /* 0: disarm */
@@ -140,7 +131,7 @@ int cw_notifier_create(uint32_t check_interval_us, cw_notifier **out) {
         return e == ENOMEM ? CW_ERR_NO_MEMORY : CW_ERR_NO_RESOURCES;
     }
     atomic_init(&n->ready, NULL);
-    n->checks = cw__check_schedule_start(check_interval_us);
+    n->checks = cw__plan_checks(check_interval_us);
     *out = n;
     return CW_OK;
 }
@@ -172,7 +163,7 @@ static void unlink_live(cw_notifier *n, watch *w) {
 }
 
 /* A watch stops being pending (delivered or cancelled). */
-static void retire(cw_notifier *n) {
+static void end_pending(cw_notifier *n) {
     if (--n->pending == 0)
         set_timer(n, 0);
 }
@@ -182,13 +173,13 @@ static void retire(cw_notifier *n) {
  * on the ready list; freeing it here could leave it on that list. */
 static void cancel_locked(cw_notifier *n, watch *w) {
     w->cancelled = true;
-    retire(n);
+    end_pending(n);
     cw_completion_signal_token(cw_completion_token(w->completion), CL_COMPLETE);
 }
 
 /* Outside the mutex. The release comes first: see the comment on `watch`. */
 static void free_watch(watch *w) {
-    cw__event_leave(w->event, w->completion);
+    cw__table_leave(w->event, w->completion, false);
     clReleaseEvent(w->event);
     free(w);
 }
@@ -196,10 +187,8 @@ static void free_watch(watch *w) {
 /* Under the mutex: `w` is out of every list; free it now (onto `*later`,
  * outside the mutex) or when the last status check reading it is done. */
 static void doom(watch *w, watch **later) {
-    if (w->pins) {
-        w->doomed = true;
+    if (!cw__pins_doom(&w->pins))
         return;
-    }
     w->free_next = *later;
     *later = w;
 }
@@ -222,14 +211,11 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     if (!n || !event)
         return CW_ERR_INVALID_ARGUMENT;
     cl_int st = 0;
-    int rc = cw__read_status(event, &st);
+    int rc = cw__table_look(event, true, &st);
     if (rc != CW_OK) {
         *cl_error = st;
         return rc;
     }
-    rc = cw__flush_if_queued(event, st, cl_error);
-    if (rc != CW_OK)
-        return rc;
     watch *w = calloc(1, sizeof *w);
     if (!w)
         return CW_ERR_NO_MEMORY;
@@ -238,11 +224,11 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
         free(w);
         return rc;
     }
-    w->parker.ops = &watch_ops;
+    w->watcher.wake = watch_wake;
     w->owner = n;
     w->tag = tag;
     w->event = event;
-    cw_completion_watch(w->completion, &w->parker);
+    cw_completion_watch(w->completion, &w->watcher);
     clRetainEvent(event);
 
     bool finished = st <= CL_COMPLETE;
@@ -253,14 +239,12 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     else
         w->registering = true;
     pthread_mutex_unlock(&n->mutex);
-    if (finished) {
-        cw__event_retire(event); /* an earlier wait's record, if any */
-        return CW_OK;
-    }
+    if (finished)
+        return CW_OK; /* the look forgot an earlier wait's record, if any */
 
     /* The callback may run inline inside the subscription: it only pushes
      * the watch onto the ready list and never takes the mutex. */
-    rc = cw__event_subscribe(event, w->completion, false, cl_error);
+    rc = cw__table_join(event, w->completion, 0, cl_error);
     pthread_mutex_lock(&n->mutex);
     w->registering = false;
     if (rc != CW_OK)
@@ -278,14 +262,14 @@ static watch **pin_pending(cw_notifier *n, size_t *count) {
     for (watch *w = n->live; w; w = w->next) {
         if (w->cancelled || w->registering || cw_completion_is_signalled(w->completion))
             continue;
-        w->pins++;
+        cw__pins_take(&w->pins);
         pinned[(*count)++] = w;
     }
     return pinned;
 }
 
-/* Outside the mutex: the failed-command check. PoCL fires no callback for
- * them, so read every pinned watch's status and signal the final ones
+/* Outside the mutex: the failed-command check (docs/design.md, "Failed
+ * commands"): read every pinned watch's status and signal the final ones
  * ourselves. A callback racing with us is harmless: the completion's claim
  * lets one of us win. A failed read leaves the OpenCL error (negative) in st:
  * the drain reads again and reports it. */
@@ -293,10 +277,10 @@ static void check_pinned(watch **pinned, size_t count) {
     for (size_t i = 0; i < count; ++i) {
         watch *w = pinned[i];
         cl_int st = 0;
-        if (cw__read_status(w->event, &st) == CW_OK && st > CL_COMPLETE)
+        if (cw__status_read(w->event, &st) == CW_OK && st > CL_COMPLETE)
             continue;
         cw_completion_signal_token(cw_completion_token(w->completion), st);
-        cw__event_retire(w->event);
+        cw__table_forget(w->event);
     }
 }
 
@@ -304,7 +288,7 @@ static void check_pinned(watch **pinned, size_t count) {
 static void unpin(watch **pinned, size_t count, watch **later) {
     for (size_t i = 0; i < count; ++i) {
         watch *w = pinned[i];
-        if (--w->pins == 0 && w->doomed)
+        if (cw__pins_drop(&w->pins))
             doom(w, later);
     }
 }
@@ -313,7 +297,7 @@ static void unpin(watch **pinned, size_t count, watch **later) {
 static void result_of(const watch *w, cw_notifier_result *r) {
     r->tag = w->tag;
     cl_int st = 0;
-    int rc = cw__read_status(w->event, &st);
+    int rc = cw__status_read(w->event, &st);
     if (rc != CW_OK) {
         r->rc = rc;
         r->status = st;
@@ -327,7 +311,7 @@ static void result_of(const watch *w, cw_notifier_result *r) {
     r->status = st;
     r->rc = st == CL_COMPLETE ? CW_OK : st < 0 ? CW_ERR_COMMAND_FAILED : CW_ERR_OPENCL;
     if (st <= CL_COMPLETE)
-        cw__event_retire(w->event);
+        cw__table_forget(w->event);
 }
 
 size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
@@ -346,7 +330,7 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     if (got == (ssize_t)sizeof count && n->pending > 0) {
         size_t npinned;
         watch **pinned = pin_pending(n, &npinned);
-        cw__check_schedule_grow(&n->checks);
+        cw__plan_checks_grow(&n->checks);
         set_timer(n, n->checks.interval_ns);
         if (pinned) {
             pthread_mutex_unlock(&n->mutex);
@@ -390,7 +374,7 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
             doom(w, &later);
             continue;
         }
-        retire(n);
+        end_pending(n);
         *tail = w;
         tail = &w->ready_next;
         ++k;

@@ -3,6 +3,8 @@
 #include "relax.h"
 #include "spinlock.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 
 void cw_spinlock_init(cw_spinlock *lock) {
@@ -54,4 +56,41 @@ void cw_spinlock_unlock(cw_spinlock *lock) {
 
 bool cw_spinlock_is_locked(cw_spinlock *lock) {
     return atomic_load_explicit(&lock->word, memory_order_relaxed) != 0;
+}
+
+/* The locks held across fork. Registered before the fork that needs them
+ * (their owners register at first use), read by the handlers. */
+#define FORK_LOCKS 4u
+static cw_spinlock *fork_locks[FORK_LOCKS];
+static atomic_uint fork_count;
+static pthread_mutex_t fork_register = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void) {
+    unsigned n = atomic_load_explicit(&fork_count, memory_order_acquire);
+    for (unsigned i = 0; i < n; ++i)
+        cw_spinlock_lock(fork_locks[i]);
+}
+
+static void fork_done(void) {
+    unsigned n = atomic_load_explicit(&fork_count, memory_order_acquire);
+    for (unsigned i = n; i-- > 0;)
+        cw_spinlock_unlock(fork_locks[i]);
+}
+
+static void install_fork_handlers(void) {
+    pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
+void cw_spinlock_keep_across_fork(cw_spinlock *lock) {
+    pthread_once(&fork_once, install_fork_handlers);
+    pthread_mutex_lock(&fork_register);
+    unsigned n = atomic_load_explicit(&fork_count, memory_order_relaxed);
+    if (n == FORK_LOCKS)
+        cw__die("cw_spinlock_keep_across_fork",
+                ENOSPC); /* cw itself grew a lock: raise FORK_LOCKS */
+    fork_locks[n] = lock;
+    /* Release: a handler that sees the count (acquire) sees the entry. */
+    atomic_store_explicit(&fork_count, n + 1, memory_order_release);
+    pthread_mutex_unlock(&fork_register);
 }

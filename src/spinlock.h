@@ -36,6 +36,14 @@ void cw_spinlock_lock(cw_spinlock *lock);
 /* One load and at most one compare-and-swap: never spins, reads no clock. */
 bool cw_spinlock_trylock(cw_spinlock *lock);
 void cw_spinlock_unlock(cw_spinlock *lock);
+/*
+ * Take `lock` across fork (pthread_atfork): the child has one thread, and a
+ * lock another thread of the parent held would stay held in it forever.
+ * Call it once per lock (from the owner's pthread_once), for at most four
+ * locks in the process; prepare takes them in the order they came.
+ */
+void cw_spinlock_keep_across_fork(cw_spinlock *lock);
+
 /* A snapshot, for assertions: the answer may be stale when it returns. */
 bool cw_spinlock_is_locked(cw_spinlock *lock);
 

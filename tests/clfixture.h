@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "clhost.h"
-#include "clevent.h"
+#include "table.h"
 #include "completion.h"
 
 static cwh host;
@@ -29,7 +29,7 @@ static int close_host(void **state) {
     (void)state;
     /* Every event a test waited on finished or was forgotten: once a sweep
      * has read the statuses, cw holds no record (nor an event reference). */
-    size_t records = cw__event_sweep();
+    size_t records = cw__table_sweep();
     cwh_close(&host);
     if (records != 0) {
         fprintf(stderr, "%zu event records were left behind\n", records);
@@ -43,10 +43,10 @@ static int close_host(void **state) {
 }
 
 /* Completions held by waits, watches and the like: every one but the one
- * each event record keeps for its callback (clevent.c). */
+ * each event record keeps for its callback (table.c). */
 static inline unsigned wait_completions(void) {
     /* Records first: counting them tears down the ones whose callback ran. */
-    unsigned records = (unsigned)cw__event_records();
+    unsigned records = (unsigned)cw__table_records();
     return cw_completion_outstanding() - records;
 }
 

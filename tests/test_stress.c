@@ -391,7 +391,7 @@ static void mixed_waits_one_callback_per_event(void **state) {
     }
     cw_notifier_destroy(m.notifier);
     unsigned long registered = atomic_load(&clshim_callbacks_registered) - before;
-    size_t records = cw__event_records();
+    size_t records = cw__table_records();
     print_message("%lu waits (timed out, wait-any, notifier) on %lu events in %lu rounds: "
                   "%lu callback registrations, %zu records left, %lu results; "
                   "RSS %lu KiB after 8 rounds, peak %lu KiB\n",
@@ -399,7 +399,7 @@ static void mixed_waits_one_callback_per_event(void **state) {
                   results, rss_start, rss_peak);
     assert_true(registered <= events);
     assert_true(records <= 2 * MIX_EVENTS + 64); /* the failed ones wait for a sweep */
-    assert_int_equal(cw__event_sweep(), 0);
+    assert_int_equal(cw__table_sweep(), 0);
 #if defined(__SANITIZE_ADDRESS__) || CW_TEST_HAS_ASAN
     /* AddressSanitizer keeps freed memory in quarantine (256 MiB by default),
      * so RSS says nothing here; LeakSanitizer checks for leaks at exit. */
