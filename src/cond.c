@@ -8,10 +8,6 @@ void cw_cond_init(cw_cond *cond) {
     cond->head = cond->tail = NULL;
 }
 
-bool cw_cond_has_waiters(const cw_cond *cond) {
-    return cond->head != NULL;
-}
-
 static void enqueue(cw_cond *cond, cw_cond_waiter *w) {
     w->next = NULL;
     w->prev = cond->tail;
@@ -60,20 +56,12 @@ int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t d
     return CW_OK;
 }
 
-/* Detach up to `max` waiters from the head, marking them notified. */
-static cw_cond_waiter *detach(cw_cond *cond, size_t max) {
-    cw_cond_waiter *first = cond->head, *w = first;
-    for (size_t n = 0; w && n < max; ++n, w = w->next)
+/* Detach every waiter, marking them notified. */
+static cw_cond_waiter *detach_all(cw_cond *cond) {
+    cw_cond_waiter *first = cond->head;
+    for (cw_cond_waiter *w = first; w; w = w->next)
         w->notified = true;
-    if (!first)
-        return NULL;
-    if (w) {
-        w->prev->next = NULL;
-        w->prev = NULL;
-        cond->head = w;
-    } else {
-        cond->head = cond->tail = NULL;
-    }
+    cond->head = cond->tail = NULL;
     return first;
 }
 
@@ -89,8 +77,8 @@ static void unpark_list(cw_cond_waiter *w) {
     }
 }
 
-void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock) {
-    cw_cond_waiter *w = detach(cond, 1);
+void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock) {
+    cw_cond_waiter *w = detach_all(cond);
     /* The whole point: the lock is free before anyone is woken, so a waiter
      * scheduled onto our CPU cannot spin on a lock we still hold. */
     cw_spinlock_unlock(lock);
@@ -98,19 +86,7 @@ void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock) {
     unpark_list(w);
 }
 
-void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock) {
-    cw_cond_waiter *w = detach(cond, SIZE_MAX);
-    cw_spinlock_unlock(lock);
-    CW_INJECT();
-    unpark_list(w);
-}
-
-void cw_cond_notify_one(cw_cond *cond) {
-    unpark_list(detach(cond, 1));
-    CW_INJECT();
-}
-
 void cw_cond_notify_all(cw_cond *cond) {
-    unpark_list(detach(cond, SIZE_MAX));
+    unpark_list(detach_all(cond));
     CW_INJECT();
 }

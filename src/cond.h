@@ -41,24 +41,19 @@ void cw_cond_init(cw_cond *cond);
 int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t deadline_ns);
 
 /*
- * Wake after releasing: called with `lock` held, dequeue the waiter(s),
+ * Wake after releasing: called with `lock` held, dequeue every waiter,
  * release the lock, then unpark. A woken waiter that runs at once, even on
  * the notifier's CPU, finds the lock free: no lock-holder preemption window.
- * Return with the lock released. cw uses these.
+ * Returns with the lock released.
  */
-void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock);
 void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock);
 
 /*
  * Wake while holding: the classic order, called and returning with the lock
  * held. A waiter woken onto the notifier's CPU may preempt it and spin on the
  * lock it still holds; with a yielding lock that costs a yield, with a
- * never-yielding lock a time slice. Kept for the benchmark's comparison.
+ * never-yielding lock a time slice. Only the benchmark's baselines use it.
  */
-void cw_cond_notify_one(cw_cond *cond);
 void cw_cond_notify_all(cw_cond *cond);
-
-/* Whether any waiter is queued (caller holds the lock). */
-bool cw_cond_has_waiters(const cw_cond *cond);
 
 #endif

@@ -40,7 +40,7 @@ static void *wait_for_flag(void *arg) {
 static void wait_until_queued(struct shared *s, int n) {
     for (;;) {
         cw_spinlock_lock(&s->lock);
-        bool ready = s->waiters >= n && cw_cond_has_waiters(&s->cond);
+        bool ready = s->waiters >= n;
         int queued = 0;
         for (cw_cond_waiter *w = s->cond.head; w; w = w->next)
             ++queued;
@@ -79,31 +79,7 @@ static void notify_all_wakes_every_waiter(void **state) {
         cw_test_join(t[i]);
     assert_int_equal(atomic_load(&s.woken), 4);
     assert_int_equal(atomic_load(&s.errors), 0);
-    assert_false(cw_cond_has_waiters(&s.cond));
-}
-
-static void notify_one_wakes_exactly_one(void **state) {
-    (void)state;
-    struct shared s;
-    init_shared(&s);
-    pthread_t t[2];
-    for (int i = 0; i < 2; ++i)
-        t[i] = cw_test_spawn(wait_for_flag, &s);
-    wait_until_queued(&s, 2);
-    cw_spinlock_lock(&s.lock);
-    s.flag = 1;
-    cw_cond_notify_one_unlock(&s.cond, &s.lock);
-    while (atomic_load(&s.woken) < 1)
-        cw_test_sleep_us(100);
-    cw_test_sleep_us(20000);
-    assert_int_equal(atomic_load(&s.woken), 1); /* the other one still sleeps */
-    cw_spinlock_lock(&s.lock);
-    assert_true(cw_cond_has_waiters(&s.cond));
-    cw_cond_notify_one(&s.cond); /* the wake-while-holding variant */
-    cw_spinlock_unlock(&s.lock);
-    for (int i = 0; i < 2; ++i)
-        cw_test_join(t[i]);
-    assert_int_equal(atomic_load(&s.woken), 2);
+    assert_null(s.cond.head);
 }
 
 static void timed_wait_times_out(void **state) {
@@ -116,7 +92,7 @@ static void timed_wait_times_out(void **state) {
     cw_spinlock_lock(&s.lock);
     assert_int_equal(cw_cond_wait(&s.cond, &s.lock, &fp.parker, deadline), CW_ERR_TIMEOUT);
     assert_true(cw_spinlock_is_locked(&s.lock)); /* returns holding the lock */
-    assert_false(cw_cond_has_waiters(&s.cond));  /* and dequeued itself */
+    assert_null(s.cond.head);                    /* and dequeued itself */
     cw_spinlock_unlock(&s.lock);
     assert_true(cw_now_ns() >= deadline);
 }
@@ -204,9 +180,9 @@ static void *race_notifier(void *arg) {
     struct race *r = arg;
     while (!atomic_load(&r->stop)) {
         cw_spinlock_lock(&r->lock);
-        if (cw_cond_has_waiters(&r->cond)) {
-            r->delivered++;
-            cw_cond_notify_one_unlock(&r->cond, &r->lock);
+        if (r->cond.head) {
+            r->delivered++; /* one waiter thread: at most one dequeued */
+            cw_cond_notify_all_unlock(&r->cond, &r->lock);
         } else {
             cw_spinlock_unlock(&r->lock);
         }
@@ -295,9 +271,9 @@ static void notification_wins_over_simultaneous_timeout(void **state) {
         wait_until_queued(&s, 1);
         cw_spinlock_lock(&s.lock);
         if (variant == 0) {
-            cw_cond_notify_one_unlock(&s.cond, &s.lock);
+            cw_cond_notify_all_unlock(&s.cond, &s.lock);
         } else {
-            cw_cond_notify_one(&s.cond);
+            cw_cond_notify_all(&s.cond);
             cw_spinlock_unlock(&s.lock);
         }
         cw_test_join(t);
@@ -311,7 +287,6 @@ static const struct CMUnitTest cond_tests[] = {
     cmocka_unit_test(notification_wins_over_simultaneous_timeout),
     cmocka_unit_test(notify_before_wait_is_not_lost),
     cmocka_unit_test(notify_all_wakes_every_waiter),
-    cmocka_unit_test(notify_one_wakes_exactly_one),
     cmocka_unit_test(timed_wait_times_out),
     cmocka_unit_test(foreign_holder_sleeps_after_notify),
     cmocka_unit_test(waiter_contends_with_busy_holder),
