@@ -30,7 +30,7 @@ static void usage(FILE *f) {
     fputs("usage: cw-timerslack [options]\n"
           "Measures how long clock_nanosleep takes for requested sleeps of 1, 10, 100 and\n"
           "1000 us, first with this thread's default timer slack, then with 1 ns (set and\n"
-          "restored through cw_timerslack_set), and prints a table on stdout.\n"
+          "restored through cw__timerslack_set), and prints a table on stdout.\n"
           "\n"
           "options:\n"
           "  --quick        20 sleeps per row instead of 1000 (200 for 1000 us)\n"
@@ -52,11 +52,11 @@ static double elapsed_us(const struct timespec *a, const struct timespec *b) {
 
 static void measure(bool quick, slack_row rows[2 * NSLEEP]) {
     uint64_t dflt = 0;
-    cw_timerslack_get(&dflt);
+    cw__timerslack_get(&dflt);
     for (int pass = 0; pass < 2; ++pass) {
         uint64_t old = 0;
         if (pass == 1)
-            cw_timerslack_set(1, &old);
+            cw__timerslack_set(1, &old);
         for (int i = 0; i < NSLEEP; ++i) {
             unsigned n = quick ? 20 : sleep_req_us[i] >= 1000 ? 200 : 1000;
             double *v = malloc(n * sizeof *v), sum = 0;
@@ -79,7 +79,7 @@ static void measure(bool quick, slack_row rows[2 * NSLEEP]) {
             free(v);
         }
         if (pass == 1)
-            cw_timerslack_set(old, NULL);
+            cw__timerslack_set(old, NULL);
     }
 }
 

@@ -22,9 +22,9 @@
  */
 #ifdef CW_INJECT_DELAYS
 void cw__inject_delay(void);
-#define CW_INJECT() cw__inject_delay()
+#define CW__INJECT() cw__inject_delay()
 #else
-#define CW_INJECT() ((void)0)
+#define CW__INJECT() ((void)0)
 #endif
 
 /*
@@ -52,7 +52,7 @@ void cw__inject_delay(void);
 _Noreturn void cw__die(const char *what, int err);
 
 /* One CPU pause hint (x86 `pause`, arm64 `yield`): cheaper for the sibling
- * hyperthread and the memory system than a bare load loop. cw_relax (layer 1)
+ * hyperthread and the memory system than a bare load loop. cw__relax (layer 1)
  * is this; it lives here so that delay injection can spin without reaching up. */
 static inline void cw__pause(void) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -10,23 +10,23 @@
 #include "spinlock.h"
 
 /* A waiter's queue entry. It lives on the waiter's stack for one wait. */
-typedef struct cw_cond_waiter {
-    struct cw_cond_waiter *next;
-    struct cw_cond_waiter *prev;
+typedef struct cw__cond_waiter {
+    struct cw__cond_waiter *next;
+    struct cw__cond_waiter *prev;
     cw_parker *parker;
     bool notified; /* set under the lock by the notifier that dequeued it */
-} cw_cond_waiter;
+} cw__cond_waiter;
 
 /* FIFO of waiters, protected by the spin lock the caller pairs it with. */
-typedef struct cw_cond {
-    cw_cond_waiter *head;
-    cw_cond_waiter *tail;
-} cw_cond;
+typedef struct cw__cond {
+    cw__cond_waiter *head;
+    cw__cond_waiter *tail;
+} cw__cond;
 
-#define CW_COND_INITIALIZER                                                                        \
+#define CW__COND_INITIALIZER                                                                       \
     { 0, 0 }
 
-void cw_cond_init(cw_cond *cond);
+void cw__cond_init(cw__cond *cond);
 
 /*
  * Called with `lock` held: queue the caller, release the lock, park on
@@ -38,7 +38,7 @@ void cw_cond_init(cw_cond *cond);
  * `parker` must serve only this wait while it lasts; the wait consumes every
  * token addressed to it before returning, so the parker can be reused or freed.
  */
-int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t deadline_ns);
+int cw__cond_wait(cw__cond *cond, cw__spinlock *lock, cw_parker *parker, uint64_t deadline_ns);
 
 /*
  * Wake after releasing: called with `lock` held, dequeue every waiter,
@@ -46,7 +46,7 @@ int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t d
  * the notifier's CPU, finds the lock free: no lock-holder preemption window.
  * Returns with the lock released.
  */
-void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock);
+void cw__cond_notify_all_unlock(cw__cond *cond, cw__spinlock *lock);
 
 /*
  * Wake while holding: the classic order, called and returning with the lock
@@ -54,6 +54,6 @@ void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock);
  * lock it still holds; with a yielding lock that costs a yield, with a
  * never-yielding lock a time slice. Only the benchmark's baselines use it.
  */
-void cw_cond_notify_all(cw_cond *cond);
+void cw__cond_notify_all(cw__cond *cond);
 
 #endif

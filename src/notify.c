@@ -21,7 +21,7 @@
  * (the event's callback, or the notifier's own status check) wakes it by
  * pushing it onto the notifier's ready list and making the eventfd
  * readable. The memory of a watch is freed only by drain, cancel's drain,
- * or destroy, and always after cw_completion_release, which
+ * or destroy, and always after cw__completion_release, which
  * - disarms the completion when no signal claimed it, so that a callback
  *   arriving later, or never, finds a stale token and touches only the
  *   pool's ticket word, never this watch;
@@ -35,9 +35,9 @@
  * and releases happen outside it; `pins` keeps a watch alive meanwhile.
  */
 typedef struct watch {
-    cw_watcher watcher; /* of `completion`: pushes the watch onto the ready list */
+    cw__watcher watcher; /* of `completion`: pushes the watch onto the ready list */
     cw_notifier *owner;
-    cw_completion *completion;
+    cw__completion *completion;
     cl_event event; /* retained */
     uint64_t tag;
     /* Under owner->mutex: */
@@ -53,7 +53,7 @@ struct cw_notifier {
     int epfd, efd, tfd;
     /* Serialises the owner's side; the signalling side never takes it, so a
      * callback can neither block on the loop nor deadlock with a drain that
-     * waits for its wake in cw_completion_release. */
+     * waits for its wake in cw__completion_release. */
     pthread_mutex_t mutex;
     /* Pushed by signallers (LIFO), taken whole by drain. */
     watch *_Atomic ready;
@@ -70,7 +70,7 @@ static void make_readable(cw_notifier *n) {
         cw__die("eventfd write", errno);
 }
 
-static void watch_wake(cw_watcher *self) {
+static void watch_wake(cw__watcher *self) {
     watch *w = cw__container_of(self, watch, watcher);
     cw_notifier *n = w->owner;
     watch *head = atomic_load_explicit(&n->ready, memory_order_relaxed);
@@ -82,7 +82,7 @@ static void watch_wake(cw_watcher *self) {
     /* Only a push onto an empty list writes. A non-empty list was announced
      * by the push that made it non-empty, and drain resets the eventfd before
      * it takes the list, so that announcement is still unconsumed. The
-     * notifier is alive here: cw_completion_release waits for this wake to
+     * notifier is alive here: cw__completion_release waits for this wake to
      * return before the watch or the notifier can be freed. */
     if (!head)
         make_readable(n);
@@ -174,7 +174,7 @@ static void end_pending(cw_notifier *n) {
 static void cancel_locked(cw_notifier *n, watch *w) {
     w->cancelled = true;
     end_pending(n);
-    cw_completion_signal_token(cw_completion_token(w->completion), CL_COMPLETE);
+    cw__completion_signal_token(cw__completion_token(w->completion), CL_COMPLETE);
 }
 
 /* Outside the mutex. The release comes first: see the comment on `watch`. */
@@ -219,7 +219,7 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     watch *w = calloc(1, sizeof *w);
     if (!w)
         return CW_ERR_NO_MEMORY;
-    rc = cw_completion_acquire(CW_COMPLETION_YIELD, &w->completion);
+    rc = cw__completion_acquire(CW__COMPLETION_YIELD, &w->completion);
     if (rc != CW_OK) {
         free(w);
         return rc;
@@ -228,14 +228,14 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     w->owner = n;
     w->tag = tag;
     w->event = event;
-    cw_completion_watch(w->completion, &w->watcher);
+    cw__completion_watch(w->completion, &w->watcher);
     clRetainEvent(event);
 
     bool finished = st <= CL_COMPLETE;
     pthread_mutex_lock(&n->mutex);
     link_live(n, w);
     if (finished) /* finished or failed already: no callback needed */
-        cw_completion_signal_token(cw_completion_token(w->completion), st);
+        cw__completion_signal_token(cw__completion_token(w->completion), st);
     else
         w->registering = true;
     pthread_mutex_unlock(&n->mutex);
@@ -260,7 +260,7 @@ static watch **pin_pending(cw_notifier *n, size_t *count) {
     if (!pinned)
         return NULL; /* no check this time; the next timer tick tries again */
     for (watch *w = n->live; w; w = w->next) {
-        if (w->cancelled || w->registering || cw_completion_is_signalled(w->completion))
+        if (w->cancelled || w->registering || cw__completion_is_signalled(w->completion))
             continue;
         cw__pins_take(&w->pins);
         pinned[(*count)++] = w;
@@ -279,7 +279,7 @@ static void check_pinned(watch **pinned, size_t count) {
         cl_int st = 0;
         if (cw__status_read(w->event, &st) == CW_OK && st > CL_COMPLETE)
             continue;
-        cw_completion_signal_token(cw_completion_token(w->completion), st);
+        cw__completion_signal_token(cw__completion_token(w->completion), st);
         cw__table_forget(w->event);
     }
 }
@@ -307,7 +307,7 @@ static void result_of(const watch *w, cw_notifier_result *r) {
      * authority. Should an implementation run the callback before it
      * publishes a final status, fall back to the signalled one. */
     if (st > CL_COMPLETE)
-        st = cw_completion_status(w->completion);
+        st = cw__completion_status(w->completion);
     r->status = st;
     r->rc = st == CL_COMPLETE ? CW_OK : st < 0 ? CW_ERR_COMMAND_FAILED : CW_ERR_OPENCL;
     if (st <= CL_COMPLETE)

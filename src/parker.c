@@ -50,7 +50,7 @@ static int futex_park(cw_parker *p, uint64_t deadline_ns) {
 
 static void futex_unpark(cw_parker *p) {
     cw_futex_parker *fp = (cw_futex_parker *)p;
-    CW_INJECT();
+    CW__INJECT();
     /* After this exchange the parked thread may return and free the parker:
      * the wake below only passes the address to the kernel. */
     if (__atomic_exchange_n(&fp->state, TOKEN, __ATOMIC_RELEASE) == PARKED)

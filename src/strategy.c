@@ -8,20 +8,21 @@
 #define DEFAULT_IS CW_STRATEGY_AUTO
 
 static const cw__strategy_row rows[CW_STRATEGY_COUNT] = {
-    [CW_STRATEGY_BLOCKING] = {"blocking", CW__BLOCK, CW_COMPLETION_PTHREAD, CW__SPIN_NONE, false},
-    [CW_STRATEGY_COOPERATIVE] = {"cooperative", CW__CALLBACK, CW_COMPLETION_YIELD, CW__SPIN_NONE,
+    [CW_STRATEGY_BLOCKING] = {"blocking", CW__BLOCK, CW__COMPLETION_PTHREAD, CW__SPIN_NONE, false},
+    [CW_STRATEGY_COOPERATIVE] = {"cooperative", CW__CALLBACK, CW__COMPLETION_YIELD, CW__SPIN_NONE,
                                  false},
-    [CW_STRATEGY_POLL] = {"poll", CW__POLL, CW_COMPLETION_YIELD, CW__SPIN_NONE, false},
+    [CW_STRATEGY_POLL] = {"poll", CW__POLL, CW__COMPLETION_YIELD, CW__SPIN_NONE, false},
     [CW_STRATEGY_COOPERATIVE_WAKE_LOCKED] = {"cooperative-wake-locked", CW__CALLBACK,
-                                             CW_COMPLETION_YIELD_WAKE_LOCKED, CW__SPIN_NONE, false},
+                                             CW__COMPLETION_YIELD_WAKE_LOCKED, CW__SPIN_NONE,
+                                             false},
     [CW_STRATEGY_COOPERATIVE_NOYIELD] = {"cooperative-noyield", CW__CALLBACK,
-                                         CW_COMPLETION_NOYIELD_WAKE_LOCKED, CW__SPIN_NONE, false},
-    [CW_STRATEGY_PTHREAD] = {"pthread", CW__CALLBACK, CW_COMPLETION_PTHREAD, CW__SPIN_NONE, false},
-    [CW_STRATEGY_SPIN_PARK] = {"spin-park", CW__CALLBACK, CW_COMPLETION_YIELD, CW__SPIN_BUDGET,
+                                         CW__COMPLETION_NOYIELD_WAKE_LOCKED, CW__SPIN_NONE, false},
+    [CW_STRATEGY_PTHREAD] = {"pthread", CW__CALLBACK, CW__COMPLETION_PTHREAD, CW__SPIN_NONE, false},
+    [CW_STRATEGY_SPIN_PARK] = {"spin-park", CW__CALLBACK, CW__COMPLETION_YIELD, CW__SPIN_BUDGET,
                                false},
-    [CW_STRATEGY_BACKOFF_POLL] = {"backoff-poll", CW__BACKOFF, CW_COMPLETION_YIELD, CW__SPIN_NONE,
+    [CW_STRATEGY_BACKOFF_POLL] = {"backoff-poll", CW__BACKOFF, CW__COMPLETION_YIELD, CW__SPIN_NONE,
                                   true},
-    [CW_STRATEGY_AUTO] = {"auto", CW__CALLBACK, CW_COMPLETION_YIELD, CW__SPIN_AUTO, true},
+    [CW_STRATEGY_AUTO] = {"auto", CW__CALLBACK, CW__COMPLETION_YIELD, CW__SPIN_AUTO, true},
 };
 
 const cw__strategy_row *cw__strategy_row_of(cw_strategy s) {

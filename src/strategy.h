@@ -33,7 +33,7 @@ typedef enum cw__spin {
 typedef struct cw__strategy_row {
     const char *name;
     cw__method method;
-    cw_completion_kind kind; /* lock and wake order of the completion (callback waits) */
+    cw__completion_kind kind; /* lock and wake order of the completion (callback waits) */
     cw__spin spin;
     bool estimates; /* it reads and feeds the per-queue estimate of the wait */
 } cw__strategy_row;

@@ -53,9 +53,9 @@
  * lock held by a thread inside an OpenCL call on that event would deadlock.
  */
 typedef struct record {
-    cw_watcher watcher; /* of `fired`: fans the callback's signal out */
-    cl_event event;     /* retained while the record lives */
-    cw_completion *fired;
+    cw__watcher watcher; /* of `fired`: fans the callback's signal out */
+    cl_event event;      /* retained while the record lives */
+    cw__completion *fired;
     uintptr_t *subs; /* subscribed completion tokens */
     uint32_t nsubs, cap;
     cw__pins pins;       /* sweeps reading the event's status outside the lock */
@@ -68,7 +68,7 @@ typedef struct record {
  * many as the last sweep left: amortised, a few status reads per record. */
 #define SWEEP_MIN 64u
 static record *table[TABLE_SIZE];
-static cw_spinlock table_lock = CW_SPINLOCK_INITIALIZER;
+static cw__spinlock table_lock = CW__SPINLOCK_INITIALIZER;
 static size_t live_records, sweep_at = SWEEP_MIN;
 /* Finished records whose teardown waits for the next call (see forget). */
 static record *_Atomic deferred;
@@ -104,13 +104,13 @@ static bool unlink_record(record **at, uintptr_t **subs, uint32_t *n) {
  * reads the event's own status, so a signal never decides a verdict. */
 static void signal_all(uintptr_t *subs, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i)
-        cw_completion_signal_token(subs[i], CL_COMPLETE);
+        cw__completion_signal_token(subs[i], CL_COMPLETE);
     free(subs);
 }
 
 /* Outside every lock, on a thread that is not inside the event's callback. */
 static void tear_down(record *r) {
-    cw_completion_release(r->fired, NULL); /* waits for a landing unpark to return */
+    cw__completion_release(r->fired, NULL); /* waits for a landing unpark to return */
     clReleaseEvent(r->event);
     free(r);
 }
@@ -130,11 +130,11 @@ static void run_deferred(void) {
 
 /* The callback landed on `fired`: fan out to the subscribers. The record
  * stays (done) until a status read forgets it. */
-static void record_wake(cw_watcher *w) {
+static void record_wake(cw__watcher *w) {
     record *r = cw__container_of(w, record, watcher);
     uint32_t n = 0;
     uintptr_t *subs = NULL;
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     if (*find(r->event) == r) {
         r->done = true;
         subs = r->subs;
@@ -142,14 +142,14 @@ static void record_wake(cw_watcher *w) {
         r->subs = NULL;
         r->nsubs = r->cap = 0;
     }
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     signal_all(subs, n);
 }
 
 static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
     (void)event;
     /* `status` is the trigger status; the subscribers read the real one. */
-    cw_completion_signal_token((uintptr_t)data, status);
+    cw__completion_signal_token((uintptr_t)data, status);
 }
 
 /* Under table_lock. */
@@ -172,14 +172,14 @@ static void forget(cl_event event) {
     uintptr_t *subs = NULL;
     record *r = NULL;
     bool owned = false;
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     record **at = find(event);
     if (*at) {
         r = *at;
         owned = unlink_record(at, &subs, &n);
     }
     bool done = r && r->done;
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     if (!r)
         return;
     signal_all(subs, n);
@@ -217,14 +217,14 @@ static void sweep(size_t most) {
     if (!e)
         return;
     size_t k = 0;
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     for (unsigned b = 0; b < TABLE_SIZE && k < most; ++b)
         for (record *r = table[b]; r && k < most; r = r->next)
             if (r->nsubs == 0) {
                 cw__pins_take(&r->pins);
                 e[k++].r = r;
             }
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
 
     for (size_t i = 0; i < k; ++i) {
         cl_int st;
@@ -234,7 +234,7 @@ static void sweep(size_t most) {
     }
 
     record *owned = NULL;
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     for (size_t i = 0; i < k; ++i) {
         record *r = e[i].r;
         bool last = cw__pins_drop(&r->pins); /* false while it is in the table */
@@ -248,7 +248,7 @@ static void sweep(size_t most) {
         }
     }
     sweep_at = live_records * 2 > SWEEP_MIN ? live_records * 2 : SWEEP_MIN;
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     for (size_t i = 0; i < k; ++i)
         if (e[i].subs)
             signal_all(e[i].subs, e[i].nsubs);
@@ -259,7 +259,7 @@ static void sweep(size_t most) {
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void keep_table_lock(void) {
-    cw_spinlock_keep_across_fork(&table_lock);
+    cw__spinlock_keep_across_fork(&table_lock);
 }
 
 /* Under table_lock: join the event's record, if it has one. */
@@ -281,12 +281,12 @@ static int join_first(cl_event event, uintptr_t token, bool may_sweep, int *rc) 
     pthread_once(&fork_once, keep_table_lock);
     run_deferred();
     *rc = CW_OK;
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     int joined = join_existing(event, token, rc);
     size_t due = may_sweep && joined == NO_RECORD && live_records >= sweep_at ? live_records : 0;
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     if (joined == ALREADY_DONE)
-        cw_completion_signal_token(token, CL_COMPLETE);
+        cw__completion_signal_token(token, CL_COMPLETE);
     if (due)
         sweep(due);
     return joined;
@@ -305,22 +305,22 @@ static int subscribe_shared(cl_event event, uintptr_t token, bool may_sweep, cl_
     record *fresh = calloc(1, sizeof *fresh);
     if (!fresh)
         return CW_ERR_NO_MEMORY;
-    if ((rc = cw_completion_acquire(CW_COMPLETION_YIELD, &fresh->fired)) != CW_OK) {
+    if ((rc = cw__completion_acquire(CW__COMPLETION_YIELD, &fresh->fired)) != CW_OK) {
         free(fresh);
         return rc;
     }
     fresh->watcher.wake = record_wake;
     fresh->event = event;
-    cw_completion_watch(fresh->fired, &fresh->watcher);
-    uintptr_t fired_token = cw_completion_token(fresh->fired);
+    cw__completion_watch(fresh->fired, &fresh->watcher);
+    uintptr_t fired_token = cw__completion_token(fresh->fired);
     cl_int err = clRetainEvent(event);
     if (err != CL_SUCCESS) {
-        cw_completion_release(fresh->fired, NULL);
+        cw__completion_release(fresh->fired, NULL);
         free(fresh);
         return cw__status_error(err, cl_error);
     }
 
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     joined = join_existing(event, token, &rc);
     if (joined == NO_RECORD) {
         record **at = find(event);
@@ -334,10 +334,10 @@ static int subscribe_shared(cl_event event, uintptr_t token, bool may_sweep, cl_
             joined = JOINED; /* not published after all: discard it below */
         }
     }
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     if (joined != NO_RECORD) { /* another thread registered first, or no memory */
         if (joined == ALREADY_DONE)
-            cw_completion_signal_token(token, CL_COMPLETE);
+            cw__completion_signal_token(token, CL_COMPLETE);
         tear_down(fresh);
         return rc;
     }
@@ -374,8 +374,8 @@ static int subscribe_own(cl_event event, uintptr_t token, cl_int *cl_error) {
     return err == CL_SUCCESS ? CW_OK : cw__status_error(err, cl_error);
 }
 
-int cw__table_join(cl_event event, cw_completion *c, unsigned how, cl_int *cl_error) {
-    uintptr_t token = cw_completion_token(c);
+int cw__table_join(cl_event event, cw__completion *c, unsigned how, cl_int *cl_error) {
+    uintptr_t token = cw__completion_token(c);
     cl_int err = CL_SUCCESS;
     int rc = how & CW__JOIN_OWN ? subscribe_own(event, token, &err)
                                 : subscribe_shared(event, token, how & CW__JOIN_SWEEP, &err);
@@ -384,21 +384,21 @@ int cw__table_join(cl_event event, cw_completion *c, unsigned how, cl_int *cl_er
     return rc;
 }
 
-static void unsubscribe(cl_event event, cw_completion *c) {
-    uintptr_t token = cw_completion_token(c);
-    cw_spinlock_lock(&table_lock);
+static void unsubscribe(cl_event event, cw__completion *c) {
+    uintptr_t token = cw__completion_token(c);
+    cw__spinlock_lock(&table_lock);
     record *r = *find(event);
     for (uint32_t i = 0; r && i < r->nsubs; ++i)
         if (r->subs[i] == token) {
             r->subs[i] = r->subs[--r->nsubs];
             break;
         }
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
 }
 
-bool cw__table_leave(cl_event event, cw_completion *c, bool finished) {
+bool cw__table_leave(cl_event event, cw__completion *c, bool finished) {
     unsubscribe(event, c);
-    bool signalled = cw_completion_release(c, NULL);
+    bool signalled = cw__completion_release(c, NULL);
     if (finished)
         cw__table_forget(event);
     return signalled;
@@ -421,13 +421,13 @@ int cw__table_look(cl_event event, bool flush, cl_int *status) {
     return rc;
 }
 
-int cw__table_recheck(cl_event event, cw_completion **c, cl_int *status) {
+int cw__table_recheck(cl_event event, cw__completion **c, cl_int *status) {
     int rc = cw__status_read(event, status);
     if (rc != CW_OK || *status <= CL_COMPLETE)
         return rc;
     /* No verdict behind the signal: wait on a fresh subscription. */
-    cw_completion *fresh;
-    rc = cw_completion_acquire_like(*c, &fresh);
+    cw__completion *fresh;
+    rc = cw__completion_acquire_like(*c, &fresh);
     cw__table_leave(event, *c, false);
     *c = NULL;
     if (rc != CW_OK)
@@ -442,9 +442,9 @@ int cw__table_recheck(cl_event event, cw_completion **c, cl_int *status) {
 
 size_t cw__table_records(void) {
     run_deferred();
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     size_t n = live_records;
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     return n;
 }
 

@@ -47,7 +47,7 @@ int cw__table_look(cl_event event, bool flush, cl_int *status);
  * is still the caller's, and may have been signalled (others on the record
  * are woken to read the status): give it back with cw__table_leave.
  */
-int cw__table_join(cl_event event, cw_completion *c, unsigned how, cl_int *cl_error);
+int cw__table_join(cl_event event, cw__completion *c, unsigned how, cl_int *cl_error);
 
 /*
  * Leave the event's subscribers and give `c` back; `finished`: the event
@@ -55,7 +55,7 @@ int cw__table_join(cl_event event, cw_completion *c, unsigned how, cl_int *cl_er
  * landed on `c` (possibly as it left). A callback that runs later, or
  * never, finds a stale token and touches nothing.
  */
-bool cw__table_leave(cl_event event, cw_completion *c, bool finished);
+bool cw__table_leave(cl_event event, cw__completion *c, bool finished);
 
 /*
  * After `*c` was signalled: read the event's own status (the callback
@@ -65,7 +65,7 @@ bool cw__table_leave(cl_event event, cw_completion *c, bool finished);
  * and watcher, joined with CW__JOIN_SWEEP; should that fail, *c is NULL,
  * nothing is held and the error is returned.
  */
-int cw__table_recheck(cl_event event, cw_completion **c, cl_int *status);
+int cw__table_recheck(cl_event event, cw__completion **c, cl_int *status);
 
 /* Drop the event's record, if any, waking its subscribers: the command
  * finished, or the user said it never will (cw_event_forget). */

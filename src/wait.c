@@ -38,7 +38,7 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
             rc = CW_ERR_TIMEOUT;
             break;
         }
-        cw_relax();
+        cw__relax();
     }
     cw__stat_add(CW__STAT_POLLS, i); /* once per wait: the loop itself stays a bare poll */
     return rc;
@@ -65,7 +65,7 @@ static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_statu
      * soon by this strategy as by the callback ones. */
     uint64_t longest = p->checks.first_ns;
     uint64_t old_slack = 0;
-    bool slack_set = cw_timerslack_set(1, &old_slack) == CW_OK;
+    bool slack_set = cw__timerslack_set(1, &old_slack) == CW_OK;
     uint64_t step = 1000; /* the next short delay, ns: 1 µs, doubling */
     uint64_t polls = 0, spins = 0, sleeps = 0;
     int rc;
@@ -84,12 +84,12 @@ static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_statu
             break;
         }
         uint64_t elapsed = now - start, d;
-        if (expected > elapsed + 2u * CW_MICRODELAY_SPIN_NS) {
+        if (expected > elapsed + 2u * CW__MICRODELAY_SPIN_NS) {
             /* Sleep through the expected rest, waking a spin's length early,
              * but never longer than the time waited so far: an estimate
              * that is far too long (a first launch that compiled the
              * kernel) then costs a few extra polls, never a late answer. */
-            d = expected - elapsed - CW_MICRODELAY_SPIN_NS;
+            d = expected - elapsed - CW__MICRODELAY_SPIN_NS;
             uint64_t cap = elapsed > BACKOFF_FLOOR_NS ? elapsed : BACKOFF_FLOOR_NS;
             if (d > cap)
                 d = cap;
@@ -105,14 +105,14 @@ static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_statu
             d = longest;
         if (d > deadline - now)
             d = deadline - now;
-        if (d > CW_MICRODELAY_SPIN_NS)
+        if (d > CW__MICRODELAY_SPIN_NS)
             ++sleeps;
         else
             ++spins;
-        cw_microdelay(d);
+        cw__microdelay(d);
     }
     if (slack_set)
-        cw_timerslack_set(old_slack, NULL);
+        cw__timerslack_set(old_slack, NULL);
     cw__stat_add(CW__STAT_POLLS, polls);
     cw__stat_add(CW__STAT_SPINS, spins);
     cw__stat_add(CW__STAT_SLEEPS, sleeps);
@@ -129,13 +129,13 @@ static uint64_t after_ns(uint64_t now, uint64_t ns) {
  * load per round; rounds of 1, 2, 4 ... 64 pauses, then 64 each) until it is
  * signalled or `end` passes. Returns whether the signal landed.
  */
-static bool spin_until(cw_completion *c, uint64_t end) {
-    cw_backoff b = CW_BACKOFF_INITIALIZER;
+static bool spin_until(cw__completion *c, uint64_t end) {
+    cw__backoff b = CW__BACKOFF_INITIALIZER;
     uint64_t spins = 0;
     bool signalled;
-    while (!(signalled = cw_completion_is_signalled(c))) {
-        if (!cw_backoff_spin(&b)) {
-            b.round = CW_BACKOFF_ROUNDS - 1u; /* keep spinning at the longest round */
+    while (!(signalled = cw__completion_is_signalled(c))) {
+        if (!cw__backoff_spin(&b)) {
+            b.round = CW__BACKOFF_ROUNDS - 1u; /* keep spinning at the longest round */
             continue;
         }
         ++spins;
@@ -149,13 +149,13 @@ static bool spin_until(cw_completion *c, uint64_t end) {
 /* After the spin budget: a few yields before parking. They matter when the
  * thread that will signal shares this CPU (1 CPU, 1 worker): spinning only
  * delayed it, a yield lets it run. */
-static bool yield_a_little(cw_completion *c) {
+static bool yield_a_little(cw__completion *c) {
     bool signalled = false;
     unsigned i = 0;
     while (!signalled && i < CW_SPIN_PARK_YIELDS) {
         sched_yield();
         ++i;
-        signalled = cw_completion_is_signalled(c);
+        signalled = cw__completion_is_signalled(c);
     }
     cw__stat_add(CW__STAT_YIELDS, i);
     return signalled;
@@ -175,8 +175,8 @@ static bool yield_a_little(cw_completion *c) {
  */
 static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
     uint64_t deadline = p->deadline_ns;
-    cw_completion *c;
-    int rc = cw_completion_acquire(p->row->kind, &c);
+    cw__completion *c;
+    int rc = cw__completion_acquire(p->row->kind, &c);
     if (rc != CW_OK)
         return rc;
     unsigned how = CW__JOIN_SWEEP;
@@ -203,14 +203,14 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
         }
         if (!signalled && now >= spin_end && now < until) {
             cw__stat_add(CW__STAT_PARKS, 1);
-            signalled = cw_completion_wait(c, p->parker, until) == CW_OK;
+            signalled = cw__completion_wait(c, p->parker, until) == CW_OK;
         }
         if (!signalled)
-            signalled = cw_completion_is_signalled(c);
+            signalled = cw__completion_is_signalled(c);
         now = cw_now_ns();
         if (signalled) {
             /* Seen now; the landing time is valid until the release. */
-            uint64_t landed = cw_completion_landed_ns(c);
+            uint64_t landed = cw__completion_landed_ns(c);
             cw__stat_latency(now > landed ? now - landed : 0);
             rc = cw__table_recheck(event, &c, cl_status);
             if (!c)

@@ -21,25 +21,25 @@ static int check_input(const cl_event *events, size_t n) {
 
 /* The watcher of every completion of the call: it unparks the call's one
  * parker. The signaller wakes it after leaving the completion's lock, and
- * cw_completion_release waits for that wake, so the parker (possibly on the
+ * cw__completion_release waits for that wake, so the parker (possibly on the
  * caller's stack) outlives every use. */
 typedef struct parker_watcher {
-    cw_watcher watcher;
+    cw__watcher watcher;
     cw_parker *parker;
 } parker_watcher;
 
-static void wake_parker(cw_watcher *w) {
+static void wake_parker(cw__watcher *w) {
     cw_unpark(cw__container_of(w, parker_watcher, watcher)->parker);
 }
 
 /* Subscribe a completion for events[i], watched by `pw`. */
-static int watch(cl_event event, parker_watcher *pw, cw_completion **c, cl_int *st) {
-    int rc = cw_completion_acquire(CW_COMPLETION_YIELD, c);
+static int watch(cl_event event, parker_watcher *pw, cw__completion **c, cl_int *st) {
+    int rc = cw__completion_acquire(CW__COMPLETION_YIELD, c);
     if (rc != CW_OK) {
         *c = NULL;
         return rc;
     }
-    cw_completion_watch(*c, &pw->watcher);
+    cw__completion_watch(*c, &pw->watcher);
     if ((rc = cw__table_join(event, *c, CW__JOIN_SWEEP, st)) != CW_OK) {
         cw__table_leave(event, *c, false);
         *c = NULL;
@@ -47,7 +47,7 @@ static int watch(cl_event event, parker_watcher *pw, cw_completion **c, cl_int *
     return rc;
 }
 
-static void unwatch(cl_event event, cw_completion **c, bool finished) {
+static void unwatch(cl_event event, cw__completion **c, bool finished) {
     cw__table_leave(event, *c, finished);
     *c = NULL;
 }
@@ -60,7 +60,7 @@ static void unwatch(cl_event event, cw_completion **c, bool finished) {
  * one is released before returning, so a late callback finds a stale token.
  */
 static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl_int *st,
-                     cw_completion **c, size_t *which) {
+                     cw__completion **c, size_t *which) {
     parker_watcher pw = {{wake_parker}, p->parker};
     *which = n;
     size_t pending = 0;
@@ -93,9 +93,9 @@ static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl
         /* A token means "something changed", and several unparks fold into
          * one token: look at every completion, not just one. */
         for (size_t i = 0; i < n; ++i) {
-            if (!c[i] || !cw_completion_is_signalled(c[i]))
+            if (!c[i] || !cw__completion_is_signalled(c[i]))
                 continue;
-            uint64_t landed = cw_completion_landed_ns(c[i]), now = cw_now_ns();
+            uint64_t landed = cw__completion_landed_ns(c[i]), now = cw_now_ns();
             cw__stat_latency(now > landed ? now - landed : 0);
             rc = cw__table_recheck(events[i], &c[i], &st[i]);
             if (rc != CW_OK) {
@@ -160,7 +160,7 @@ static int run(const cl_event *events, size_t n, const cw_wait_options *options,
         rc = cw__plan_make(options, &plan);
     if (rc != CW_OK)
         return rc;
-    cw_completion **c = calloc(n, sizeof *c);
+    cw__completion **c = calloc(n, sizeof *c);
     cl_int *own = statuses ? NULL : malloc(n * sizeof *own);
     if (!c || (!statuses && !own)) {
         free(c);

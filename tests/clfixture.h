@@ -35,8 +35,8 @@ static int close_host(void **state) {
         fprintf(stderr, "%zu event records were left behind\n", records);
         return -1;
     }
-    if (cw_completion_outstanding() != 0) {
-        fprintf(stderr, "%u completions were not released\n", cw_completion_outstanding());
+    if (cw__completion_outstanding() != 0) {
+        fprintf(stderr, "%u completions were not released\n", cw__completion_outstanding());
         return -1;
     }
     return 0;
@@ -47,7 +47,7 @@ static int close_host(void **state) {
 static inline unsigned wait_completions(void) {
     /* Records first: counting them tears down the ones whose callback ran. */
     unsigned records = (unsigned)cw__table_records();
-    return cw_completion_outstanding() - records;
+    return cw__completion_outstanding() - records;
 }
 
 /* A fresh user event of the fixture's context. */

@@ -8,24 +8,24 @@
 #include "clfixture.h"
 #include "completion.h"
 
-static const cw_completion_kind kinds[] = {CW_COMPLETION_YIELD, CW_COMPLETION_YIELD_WAKE_LOCKED,
-                                           CW_COMPLETION_NOYIELD_WAKE_LOCKED,
-                                           CW_COMPLETION_PTHREAD};
+static const cw__completion_kind kinds[] = {CW__COMPLETION_YIELD, CW__COMPLETION_YIELD_WAKE_LOCKED,
+                                            CW__COMPLETION_NOYIELD_WAKE_LOCKED,
+                                            CW__COMPLETION_PTHREAD};
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
 static void signal_before_wait_is_not_lost(void **state) {
     (void)state;
     for (size_t k = 0; k < NKINDS; ++k) {
-        cw_completion *c;
-        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
-        assert_false(cw_completion_is_signalled(c));
-        assert_true(cw_completion_signal_token(cw_completion_token(c), 42));
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(kinds[k], &c), CW_OK);
+        assert_false(cw__completion_is_signalled(c));
+        assert_true(cw__completion_signal_token(cw__completion_token(c), 42));
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
-        assert_int_equal(cw_completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
-        assert_int_equal(cw_completion_status(c), 42);
+        assert_int_equal(cw__completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
+        assert_int_equal(cw__completion_status(c), 42);
         int32_t status = 0;
-        assert_true(cw_completion_release(c, &status));
+        assert_true(cw__completion_release(c, &status));
         assert_int_equal(status, 42);
     }
 }
@@ -39,24 +39,24 @@ struct token_later {
 static void *signal_later(void *arg) {
     struct token_later *l = arg;
     cw_test_sleep_us(l->delay_us);
-    atomic_store(&l->result, cw_completion_signal_token(l->token, 7) ? 1 : 0);
+    atomic_store(&l->result, cw__completion_signal_token(l->token, 7) ? 1 : 0);
     return NULL;
 }
 
 static void foreign_thread_signal_wakes_waiter(void **state) {
     (void)state;
     for (size_t k = 0; k < NKINDS; ++k) {
-        cw_completion *c;
-        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
-        struct token_later l = {.token = cw_completion_token(c), .delay_us = 10000, .result = -1};
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(kinds[k], &c), CW_OK);
+        struct token_later l = {.token = cw__completion_token(c), .delay_us = 10000, .result = -1};
         pthread_t t = cw_test_spawn(signal_later, &l);
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
-        assert_int_equal(cw_completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
-        assert_int_equal(cw_completion_status(c), 7);
+        assert_int_equal(cw__completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
+        assert_int_equal(cw__completion_status(c), 7);
         cw_test_join(t);
         assert_int_equal(atomic_load(&l.result), 1);
-        assert_true(cw_completion_release(c, NULL));
+        assert_true(cw__completion_release(c, NULL));
     }
 }
 
@@ -70,7 +70,7 @@ static void *race_signal(void *arg) {
     struct racer *r = arg;
     while (!atomic_load(r->go))
         ;
-    if (cw_completion_signal_token(r->token, 1))
+    if (cw__completion_signal_token(r->token, 1))
         atomic_fetch_add(&r->wins, 1);
     return NULL;
 }
@@ -78,10 +78,10 @@ static void *race_signal(void *arg) {
 static void signalled_exactly_once_by_racing_threads(void **state) {
     (void)state;
     for (int round = 0; round < 500; ++round) {
-        cw_completion *c;
-        assert_int_equal(cw_completion_acquire(kinds[round % NKINDS], &c), CW_OK);
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(kinds[round % NKINDS], &c), CW_OK);
         atomic_int go = 0;
-        struct racer r = {.token = cw_completion_token(c), .go = &go};
+        struct racer r = {.token = cw__completion_token(c), .go = &go};
         pthread_t t[3];
         for (int i = 0; i < 3; ++i)
             t[i] = cw_test_spawn(race_signal, &r);
@@ -89,27 +89,27 @@ static void signalled_exactly_once_by_racing_threads(void **state) {
         for (int i = 0; i < 3; ++i)
             cw_test_join(t[i]);
         assert_int_equal(atomic_load(&r.wins), 1);
-        assert_true(cw_completion_release(c, NULL));
+        assert_true(cw__completion_release(c, NULL));
     }
 }
 
 static void stale_token_is_ignored_after_release(void **state) {
     (void)state;
-    cw_completion *c, *d;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-    uintptr_t old = cw_completion_token(c);
-    assert_false(cw_completion_release(c, NULL)); /* never signalled: disarmed */
-    assert_false(cw_completion_signal_token(old, 1));
+    cw__completion *c, *d;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
+    uintptr_t old = cw__completion_token(c);
+    assert_false(cw__completion_release(c, NULL)); /* never signalled: disarmed */
+    assert_false(cw__completion_signal_token(old, 1));
     /* The slot is reused (LIFO pool) under a new generation; the old token
      * must not signal the new owner. */
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
-    assert_int_not_equal(cw_completion_token(d), old);
-    assert_false(cw_completion_signal_token(old, 1));
-    assert_false(cw_completion_is_signalled(d));
-    assert_false(cw_completion_release(d, NULL));
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &d), CW_OK);
+    assert_int_not_equal(cw__completion_token(d), old);
+    assert_false(cw__completion_signal_token(old, 1));
+    assert_false(cw__completion_is_signalled(d));
+    assert_false(cw__completion_release(d, NULL));
     /* Tokens that were never handed out are refused too. */
-    assert_false(cw_completion_signal_token(0xffffffffu, 1));
-    assert_false(cw_completion_signal_token((uintptr_t)12345 << 32 | 3, 1));
+    assert_false(cw__completion_signal_token(0xffffffffu, 1));
+    assert_false(cw__completion_signal_token((uintptr_t)12345 << 32 | 3, 1));
 }
 
 /* The waiter gives up first; the signal arrives 10 ms after the slot went
@@ -118,15 +118,15 @@ static void stale_token_is_ignored_after_release(void **state) {
 static void waiter_times_out_then_late_signal(void **state) {
     (void)state;
     for (size_t k = 0; k < NKINDS; ++k) {
-        cw_completion *c;
-        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
-        struct token_later l = {.token = cw_completion_token(c), .delay_us = 10000, .result = -1};
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(kinds[k], &c), CW_OK);
+        struct token_later l = {.token = cw__completion_token(c), .delay_us = 10000, .result = -1};
         pthread_t t = cw_test_spawn(signal_later, &l);
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
-        assert_int_equal(cw_completion_wait(c, &fp.parker, cw_deadline_after_ns(1000000)),
+        assert_int_equal(cw__completion_wait(c, &fp.parker, cw_deadline_after_ns(1000000)),
                          CW_ERR_TIMEOUT);
-        assert_false(cw_completion_release(c, NULL));
+        assert_false(cw__completion_release(c, NULL));
         cw_test_join(t);
         assert_int_equal(atomic_load(&l.result), 0);
     }
@@ -134,29 +134,30 @@ static void waiter_times_out_then_late_signal(void **state) {
 
 static void acquire_rejects_bad_input(void **state) {
     (void)state;
-    cw_completion *c;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_KIND_COUNT, &c), CW_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, NULL), CW_ERR_INVALID_ARGUMENT);
+    cw__completion *c;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_KIND_COUNT, &c),
+                     CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, NULL), CW_ERR_INVALID_ARGUMENT);
 }
 
 /* Many slots at once: the pool grows past one chunk and gives all back. */
 static void pool_grows_and_recycles(void **state) {
     (void)state;
     enum { N = 1000 };
-    cw_completion **cs = calloc(N, sizeof *cs);
+    cw__completion **cs = calloc(N, sizeof *cs);
     assert_non_null(cs);
-    unsigned before = cw_completion_outstanding();
+    unsigned before = cw__completion_outstanding();
     for (int i = 0; i < N; ++i)
-        assert_int_equal(cw_completion_acquire(kinds[i % NKINDS], &cs[i]), CW_OK);
-    assert_int_equal(cw_completion_outstanding(), before + N);
+        assert_int_equal(cw__completion_acquire(kinds[i % NKINDS], &cs[i]), CW_OK);
+    assert_int_equal(cw__completion_outstanding(), before + N);
     for (int i = 0; i < N; i += 2)
-        assert_true(cw_completion_signal_token(cw_completion_token(cs[i]), i));
+        assert_true(cw__completion_signal_token(cw__completion_token(cs[i]), i));
     for (int i = 0; i < N; ++i) {
         if (i % 2 == 0)
-            assert_int_equal(cw_completion_status(cs[i]), i);
-        assert_int_equal(cw_completion_release(cs[i], NULL), i % 2 == 0);
+            assert_int_equal(cw__completion_status(cs[i]), i);
+        assert_int_equal(cw__completion_release(cs[i], NULL), i % 2 == 0);
     }
-    assert_int_equal(cw_completion_outstanding(), before);
+    assert_int_equal(cw__completion_outstanding(), before);
     free(cs);
 }
 

@@ -322,10 +322,10 @@ static void destroy_with_pending_watches(void **state) {
 struct dawdler {
     int *memory;
     atomic_int unparks;
-    cw_watcher watcher;
+    cw__watcher watcher;
 };
 
-static void dawdler_wake(cw_watcher *w) {
+static void dawdler_wake(cw__watcher *w) {
     struct dawdler *d = cw__container_of(w, struct dawdler, watcher);
     cw_test_sleep_us(200);
     *d->memory += 1;
@@ -341,7 +341,7 @@ static void *signal_token(void *arg) {
     struct signaller *s = arg;
     while (!atomic_load(&s->go))
         sched_yield();
-    cw_completion_signal_token(s->token, CL_COMPLETE);
+    cw__completion_signal_token(s->token, CL_COMPLETE);
     return NULL;
 }
 
@@ -354,15 +354,15 @@ static void completion_release_waits_for_watcher(void **state) {
         d->watcher.wake = dawdler_wake;
         d->memory = calloc(1, sizeof *d->memory);
         atomic_init(&d->unparks, 0);
-        cw_completion *c;
-        assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-        cw_completion_watch(c, &d->watcher);
-        struct signaller s = {.token = cw_completion_token(c)};
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
+        cw__completion_watch(c, &d->watcher);
+        struct signaller s = {.token = cw__completion_token(c)};
         pthread_t t = cw_test_spawn(signal_token, &s);
         atomic_store(&s.go, true);
         if (i % 2)
             sched_yield(); /* sometimes let the signal land first */
-        bool signalled = cw_completion_release(c, NULL);
+        bool signalled = cw__completion_release(c, NULL);
         /* Unparked exactly once if signalled, never otherwise, and done. */
         assert_int_equal(atomic_load(&d->unparks), signalled ? 1 : 0);
         landed += signalled;

@@ -5,7 +5,7 @@
 #include "spinlock.h"
 
 struct counter {
-    cw_spinlock lock;
+    cw__spinlock lock;
     unsigned long value;
     unsigned long per_thread;
     int holder_mode; /* 0 plain, 1 sometimes yields or sleeps while holding */
@@ -14,7 +14,7 @@ struct counter {
 static void *increment(void *arg) {
     struct counter *c = arg;
     for (unsigned long i = 0; i < c->per_thread; ++i) {
-        cw_spinlock_lock(&c->lock);
+        cw__spinlock_lock(&c->lock);
         unsigned long v = c->value;
         if (c->holder_mode && i % 97 == 0) {
             /* Give the CPU away inside the critical section: a contender on
@@ -25,7 +25,7 @@ static void *increment(void *arg) {
                 cw_test_sleep_us(20);
         }
         c->value = v + 1; /* a torn section would lose this update */
-        cw_spinlock_unlock(&c->lock);
+        cw__spinlock_unlock(&c->lock);
     }
     return NULL;
 }
@@ -41,44 +41,44 @@ static void run_counter(struct counter *c, int threads) {
 
 static void trylock_fails_fast_when_held(void **state) {
     (void)state;
-    cw_spinlock l = CW_SPINLOCK_INITIALIZER;
-    assert_false(cw_spinlock_is_locked(&l));
-    assert_true(cw_spinlock_trylock(&l));
-    assert_true(cw_spinlock_is_locked(&l));
-    assert_false(cw_spinlock_trylock(&l));
-    cw_spinlock_unlock(&l);
-    assert_true(cw_spinlock_trylock(&l));
-    cw_spinlock_unlock(&l);
+    cw__spinlock l = CW__SPINLOCK_INITIALIZER;
+    assert_false(cw__spinlock_is_locked(&l));
+    assert_true(cw__spinlock_trylock(&l));
+    assert_true(cw__spinlock_is_locked(&l));
+    assert_false(cw__spinlock_trylock(&l));
+    cw__spinlock_unlock(&l);
+    assert_true(cw__spinlock_trylock(&l));
+    cw__spinlock_unlock(&l);
 }
 
 static void counter_exact_under_contention(void **state) {
     (void)state;
-    struct counter c = {.lock = CW_SPINLOCK_INITIALIZER, .per_thread = 200000};
+    struct counter c = {.lock = CW__SPINLOCK_INITIALIZER, .per_thread = 200000};
     run_counter(&c, 4);
 }
 
 static void counter_exact_when_holder_yields_or_sleeps(void **state) {
     (void)state;
-    struct counter c = {.lock = CW_SPINLOCK_INITIALIZER, .per_thread = 20000, .holder_mode = 1};
+    struct counter c = {.lock = CW__SPINLOCK_INITIALIZER, .per_thread = 20000, .holder_mode = 1};
     run_counter(&c, 4);
 }
 
 static void counter_exact_on_one_cpu_with_sleeping_holder(void **state) {
     (void)state;
     cpu_set_t old = cw_test_pin_one_cpu();
-    struct counter c = {.lock = CW_SPINLOCK_INITIALIZER, .per_thread = 20000, .holder_mode = 1};
+    struct counter c = {.lock = CW__SPINLOCK_INITIALIZER, .per_thread = 20000, .holder_mode = 1};
     run_counter(&c, 3);
     cw_test_unpin(old);
 }
 
 static void noyield_variant_is_still_a_lock(void **state) {
     (void)state;
-    struct counter c = {.lock = CW_SPINLOCK_NOYIELD_INITIALIZER, .per_thread = 100000};
+    struct counter c = {.lock = CW__SPINLOCK_NOYIELD_INITIALIZER, .per_thread = 100000};
     run_counter(&c, 2);
-    cw_spinlock l;
-    cw_spinlock_init_noyield(&l);
+    cw__spinlock l;
+    cw__spinlock_init_noyield(&l);
     assert_false(l.yields);
-    cw_spinlock_init(&l);
+    cw__spinlock_init(&l);
     assert_true(l.yields);
 }
 

@@ -15,19 +15,19 @@ static void callback_runs_inline_on_completed_event(void **state) {
     cl_event ev = clCreateUserEvent(host.context, &err);
     assert_int_equal(err, CL_SUCCESS);
     assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
-    cw_completion *c;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    cw__completion *c;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
     assert_int_equal(cw__table_join(ev, c, CW__JOIN_SWEEP, &err), CW_OK);
     /* Signalled before the subscription returned, on this very thread. */
-    assert_true(cw_completion_is_signalled(c));
-    assert_int_equal(cw_completion_status(c), CL_COMPLETE);
+    assert_true(cw__completion_is_signalled(c));
+    assert_int_equal(cw__completion_status(c), CL_COMPLETE);
     assert_true(cw__table_leave(ev, c, false));
     /* The record stays until a status read sees the event finished, so a
      * later wait joins it instead of registering again. */
     assert_int_equal(cw__table_records(), 1);
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
     assert_int_equal(cw__table_join(ev, c, CW__JOIN_SWEEP, &err), CW_OK);
-    assert_true(cw_completion_is_signalled(c));
+    assert_true(cw__completion_is_signalled(c));
     assert_true(cw__table_leave(ev, c, false));
     cw__table_forget(ev);
     assert_int_equal(cw__table_records(), 0);
@@ -41,23 +41,23 @@ static void abandoned_subscription_then_callback_fires(void **state) {
     cl_int err;
     cl_event ev = clCreateUserEvent(host.context, &err);
     assert_int_equal(err, CL_SUCCESS);
-    cw_completion *c;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    cw__completion *c;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
     assert_int_equal(cw__table_join(ev, c, CW__JOIN_SWEEP, &err), CW_OK);
     cw_futex_parker fp;
     cw_futex_parker_init(&fp);
-    assert_int_equal(cw_completion_wait(c, &fp.parker, cw_deadline_after_ns(2000000)),
+    assert_int_equal(cw__completion_wait(c, &fp.parker, cw_deadline_after_ns(2000000)),
                      CW_ERR_TIMEOUT);
     assert_false(cw__table_leave(ev, c, false));
     assert_int_equal(cw__table_records(), 1);
     /* Someone else takes the slot meanwhile: the late callback must not signal it. */
-    cw_completion *d;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
+    cw__completion *d;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &d), CW_OK);
     struct later u = {.ev = ev, .delay_us = 5000, .status = CL_COMPLETE};
     pthread_t t = cw_test_spawn(set_later, &u);
     cw_test_join(t);
-    assert_false(cw_completion_is_signalled(d));
-    assert_false(cw_completion_release(d, NULL));
+    assert_false(cw__completion_is_signalled(d));
+    assert_false(cw__completion_release(d, NULL));
     /* Nobody waits any more: a sweep reads the status and drops the record. */
     assert_int_equal(cw__table_records(), 1);
     assert_int_equal(cw__table_sweep(), 0);
@@ -70,22 +70,22 @@ static void abandoned_own_subscription_then_callback_fires(void **state) {
     (void)state;
     cl_event ev = user_event();
     unsigned long before = atomic_load(&clshim_callbacks_registered);
-    cw_completion *c;
+    cw__completion *c;
     cl_int err;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
     assert_int_equal(cw__table_join(ev, c, CW__JOIN_OWN | CW__JOIN_SWEEP, &err), CW_OK);
     assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
     assert_int_equal(cw__table_records(), 0);
     assert_false(cw__table_leave(ev, c, false));
-    cw_completion *d;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
+    cw__completion *d;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &d), CW_OK);
     assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
-    assert_false(cw_completion_is_signalled(d));
-    assert_false(cw_completion_release(d, NULL));
+    assert_false(cw__completion_is_signalled(d));
+    assert_false(cw__completion_release(d, NULL));
     /* On a finished event the callback runs inline, on this thread. */
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
     assert_int_equal(cw__table_join(ev, c, CW__JOIN_OWN | CW__JOIN_SWEEP, &err), CW_OK);
-    assert_true(cw_completion_is_signalled(c));
+    assert_true(cw__completion_is_signalled(c));
     assert_true(cw__table_leave(ev, c, false));
     assert_int_equal(cw__table_records(), 0);
     clReleaseEvent(ev);
@@ -322,24 +322,24 @@ static void records_go_on_complete_fail_and_forget(void **state) {
 static void looks_forget_finished_and_rejoin_unfinished(void **state) {
     (void)state;
     cl_event ev = user_event();
-    cw_completion *c;
+    cw__completion *c;
     cl_int st = 0, err = 0;
     assert_int_equal(cw__table_look(ev, true, &st), CW_OK);
     assert_int_equal(st, CL_SUBMITTED);
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
     assert_int_equal(cw__table_join(ev, c, CW__JOIN_SWEEP, &err), CW_OK);
     assert_int_equal(cw__table_records(), 1);
     /* A signal without a verdict (as when the record is forgotten while
      * the command runs): the recheck leaves and joins anew. */
     cw__table_forget(ev);
-    assert_true(cw_completion_is_signalled(c));
+    assert_true(cw__completion_is_signalled(c));
     assert_int_equal(cw__table_recheck(ev, &c, &st), CW_OK);
     assert_int_equal(st, CL_SUBMITTED);
     assert_non_null(c);
-    assert_false(cw_completion_is_signalled(c));
+    assert_false(cw__completion_is_signalled(c));
     assert_int_equal(cw__table_records(), 1);
     assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
-    assert_true(cw_completion_is_signalled(c));
+    assert_true(cw__completion_is_signalled(c));
     assert_int_equal(cw__table_recheck(ev, &c, &st), CW_OK);
     assert_int_equal(st, CL_COMPLETE);
     assert_true(cw__table_leave(ev, c, false));
