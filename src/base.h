@@ -30,24 +30,8 @@ void cw__inject_delay(void);
 /*
  * Invariant violations end here: the message names the call and its errno,
  * then the process aborts. Resource exhaustion never comes here: it is a
- * returned code (CW_ERR_NO_MEMORY, CW_ERR_NO_RESOURCES). The complete list
- * of call sites, and why none of them can fail in a correct program:
- *
- *  parker.c   futex(FUTEX_WAIT_BITSET) with an errno other than EAGAIN,
- *             EINTR or ETIMEDOUT: EFAULT or EINVAL would mean a bad
- *             address or deadline, but the word is the caller's live
- *             parker and the deadline comes from cw__timespec; ENOSYS
- *             cannot happen on any Linux cw builds for.
- *  relax.c    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) with an error
- *             other than EINTR: EINVAL/EFAULT need a bad clock or timespec,
- *             and both are constants or built by cw__timespec.
- *  notify.c   write() to the notifier's eventfd failing other than EAGAIN,
- *             read() of its eventfd or timerfd failing other than EAGAIN,
- *             timerfd_settime() failing: the descriptors are the
- *             notifier's own, open until cw_notifier_destroy (EBADF
- *             impossible), the buffers are 8 bytes as the kernel requires
- *             (EINVAL impossible) and the timer value is normalised by
- *             cw__timespec.
+ * returned code (CW_ERR_NO_MEMORY, CW_ERR_NO_RESOURCES). Each call site
+ * says, where it calls, why its call cannot fail in a correct program.
  */
 _Noreturn void cw__die(const char *what, int err);
 

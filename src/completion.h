@@ -16,10 +16,10 @@
  * one compare-and-swap on that exact generation, so
  * - a slot is signalled at most once per generation;
  * - a waiter that gives up (timeout, failed command) disarms its generation
- *   and recycles the slot at once; a callback that runs later, or never (PoCL
- *   3.1 fires no CL_COMPLETE callback for a failed command), finds a stale
- *   generation and touches nothing but the slot's ticket word, which is never
- *   freed. Nothing leaks, nothing is used after it was given back.
+ *   and recycles the slot at once; a callback that runs later, or never
+ *   (docs/design.md, "Failed commands"), finds a stale generation and
+ *   touches nothing but the slot's ticket word, which is never freed.
+ *   Nothing leaks, nothing is used after it was given back.
  */
 typedef struct cw__completion cw__completion;
 

@@ -28,11 +28,10 @@
  * - otherwise waits until the signaller's wake returned, so that the push
  *   and the eventfd write below never touch freed memory.
  *
- * No OpenCL call is made with the notifier's mutex held: rusticl runs an
- * event's callbacks holding that event's lock, so a callback that calls
- * cw_notifier_watch (and waits for the mutex) would deadlock with a drain
- * that held the mutex inside clGetEventInfo on the same event. Status reads
- * and releases happen outside it; `pins` keeps a watch alive meanwhile.
+ * No OpenCL call is made with the notifier's mutex held (docs/design.md,
+ * "Locks and OpenCL"): a callback that calls cw_notifier_watch waits for
+ * it. Status reads and releases happen outside it; `pins` keeps a watch
+ * alive meanwhile.
  */
 typedef struct watch {
     cw__watcher watcher; /* of `completion`: pushes the watch onto the ready list */
@@ -63,6 +62,12 @@ struct cw_notifier {
     cw__check_schedule checks;      /* the failed-command status checks, under mutex */
 };
 
+/*
+ * The descriptors' calls below cannot fail in a correct program: the
+ * descriptors are the notifier's own, open until cw_notifier_destroy (no
+ * EBADF), the buffers are the 8 bytes the kernel requires (no EINVAL), and
+ * timer values come from cw__timespec.
+ */
 static void make_readable(cw_notifier *n) {
     uint64_t one = 1;
     /* EAGAIN would mean the counter is about to overflow: it is readable anyway. */

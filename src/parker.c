@@ -32,6 +32,9 @@ static int futex_park(cw_parker *p, uint64_t deadline_ns) {
         long rc = futex(&fp->state, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, PARKED,
                         deadline_ns == CW_DEADLINE_NONE ? NULL : &ts);
         int e = rc == 0 ? 0 : errno;
+        /* EFAULT or EINVAL would mean a bad address or deadline, but the word
+         * is the caller's live parker and the deadline comes from
+         * cw__timespec; ENOSYS cannot happen on a Linux cw builds for. */
         if (e != 0 && e != EAGAIN && e != EINTR && e != ETIMEDOUT)
             cw__die("futex wait", e);
         int token = TOKEN;

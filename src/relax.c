@@ -30,6 +30,8 @@ void cw__microdelay(uint64_t ns) {
     int rc;
     while ((rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR)
         ;
+    /* EINVAL and EFAULT need a bad clock or timespec: both are constants or
+     * built by cw__timespec. */
     if (rc != 0)
         cw__die("clock_nanosleep", rc);
 }

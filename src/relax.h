@@ -32,9 +32,9 @@ bool cw__backoff_spin(cw__backoff *backoff);
 
 /*
  * Delays at or below this many nanoseconds are spun (checking the monotonic
- * clock between pause batches); longer ones sleep. 10 µs is about the cost of
- * a context switch here, so a sleep shorter than that cannot give any useful
- * time to another thread (CoreCLR's minipal_microdelay uses the same bound).
+ * clock between pause batches); longer ones sleep. The bound is about the
+ * cost of a context switch, so a sleep shorter than that cannot give any
+ * useful time to another thread (CoreCLR's minipal_microdelay uses the same bound).
  */
 #define CW__MICRODELAY_SPIN_NS 10000u
 

@@ -86,9 +86,10 @@ void cw__spinlock_keep_across_fork(cw__spinlock *lock) {
     pthread_once(&fork_once, install_fork_handlers);
     pthread_mutex_lock(&fork_register);
     unsigned n = atomic_load_explicit(&fork_count, memory_order_relaxed);
+    /* Only cw's own units register, each once: a fifth means cw grew a
+     * lock, and FORK_LOCKS must grow with it. */
     if (n == FORK_LOCKS)
-        cw__die("cw__spinlock_keep_across_fork",
-                ENOSPC); /* cw itself grew a lock: raise FORK_LOCKS */
+        cw__die("cw__spinlock_keep_across_fork", ENOSPC);
     fork_locks[n] = lock;
     /* Release: a handler that sees the count (acquire) sees the entry. */
     atomic_store_explicit(&fork_count, n + 1, memory_order_release);

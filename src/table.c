@@ -32,8 +32,8 @@
  *   is left to see the failure (docs/design.md, "Failed commands").
  *   Only the blocking waits sweep: they cannot run inside an OpenCL callback
  *   (blocking there is undefined), and a sweep there could read the status
- *   of the very event whose callback is running, which deadlocks rusticl;
- *   the notifier, which callbacks may call, never sweeps,
+ *   of the very event whose callback is running ("Locks and OpenCL" in
+ *   docs/design.md); the notifier, which callbacks may call, never sweeps,
  * - or the user drops it (cw_event_forget): the only way for an event that
  *   will never finish.
  * A record whose callback ran stays until then (`done`), so that a wait that
@@ -48,9 +48,8 @@
  *
  * Locks: `table_lock` guards the table and every record's fields but
  * `event`, `fired` and `watcher`, which are set before it is published. No
- * OpenCL call and no completion lock is ever taken under it: rusticl runs
- * callbacks holding the event's own lock, and a callback that waited for a
- * lock held by a thread inside an OpenCL call on that event would deadlock.
+ * OpenCL call and no completion lock is ever taken under it (docs/design.md,
+ * "Locks and OpenCL").
  */
 typedef struct record {
     cw__watcher watcher; /* of `fired`: fans the callback's signal out */

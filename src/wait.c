@@ -46,9 +46,9 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
 
 /*
  * Backoff polling: no callback, no lock, no wake-up; the waiter reads the
- * status and sleeps. The sleeps are what costs accuracy: with Linux's
- * default 50 µs timer slack a 10 µs sleep takes about 60 µs (README,
- * timer-slack table), so the slack is lowered to 1 ns for the wait and
+ * status and sleeps. The sleeps are what costs accuracy: Linux may defer a
+ * sleeper's wake-up by its timer slack (the timer-slack table in
+ * bench/README.md), so the slack is lowered to 1 ns for the wait and
  * restored on every return path.
  */
 /*
