@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Layer 5: completion. A pool of slots addressed by (index, generation) tokens. */
 #include "completion.h"
+#include "baseline.h"
 #include "cond.h"
 #include "relax.h"
 #include "spinlock.h"
@@ -75,9 +76,15 @@ static int init_yield(cw__completion *c) {
 }
 
 static int init_noyield(cw__completion *c) {
-    cw__spinlock_init_noyield(&c->u.spin.lock);
-    cw__cond_init(&c->u.spin.cond);
+    init_yield(c);
+    cw__baseline_cond_noyield(&c->u.spin.cond);
     return CW_OK;
+}
+
+/* Every side takes the slot's lock as its condition's waiters retake it:
+ * yielding, or for the noyield baseline never. */
+static void lock_spin(cw__completion *c) {
+    c->u.spin.cond.relock(&c->u.spin.lock);
 }
 
 static void fini_spin(cw__completion *c) {
@@ -85,23 +92,23 @@ static void fini_spin(cw__completion *c) {
 }
 
 static void land_after_unlock(cw__completion *c, int32_t status, uint64_t landed) {
-    cw__spinlock_lock(&c->u.spin.lock);
+    lock_spin(c);
     publish(c, status, landed);
     /* Wake after release: the woken waiter never finds the lock held. */
     cw__cond_notify_all_unlock(&c->u.spin.cond, &c->u.spin.lock);
 }
 
 static void land_locked(cw__completion *c, int32_t status, uint64_t landed) {
-    cw__spinlock_lock(&c->u.spin.lock);
+    lock_spin(c);
     publish(c, status, landed);
     /* Wake while holding: the preemption window the benchmark measures. */
-    cw__cond_notify_all(&c->u.spin.cond);
+    cw__baseline_notify_all_locked(&c->u.spin.cond);
     cw__spinlock_unlock(&c->u.spin.lock);
 }
 
 static int wait_spin(cw__completion *c, cw_parker *parker, uint64_t deadline_ns) {
     int rc = CW_OK;
-    cw__spinlock_lock(&c->u.spin.lock);
+    lock_spin(c);
     while (!atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
         if (cw__cond_wait(&c->u.spin.cond, &c->u.spin.lock, parker, deadline_ns) ==
                 CW_ERR_TIMEOUT &&
@@ -115,7 +122,7 @@ static int wait_spin(cw__completion *c, cw_parker *parker, uint64_t deadline_ns)
 }
 
 static void pass_spin(cw__completion *c) {
-    cw__spinlock_lock(&c->u.spin.lock);
+    lock_spin(c);
     cw__spinlock_unlock(&c->u.spin.lock);
 }
 

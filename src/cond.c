@@ -6,6 +6,7 @@
 
 void cw__cond_init(cw__cond *cond) {
     cond->head = cond->tail = NULL;
+    cond->relock = cw__spinlock_lock;
 }
 
 static void enqueue(cw__cond *cond, cw__cond_waiter *w) {
@@ -37,7 +38,7 @@ int cw__cond_wait(cw__cond *cond, cw__spinlock *lock, cw_parker *parker, uint64_
 
     int rc = cw_park(parker, deadline_ns);
     CW__INJECT();
-    cw__spinlock_lock(lock);
+    cond->relock(lock);
     if (!self.notified) {
         /* Timed out, or woke spuriously: nobody will unpark us for this node. */
         unlink_waiter(cond, &self);
@@ -51,13 +52,12 @@ int cw__cond_wait(cw__cond *cond, cw__spinlock *lock, cw_parker *parker, uint64_
         cw__spinlock_unlock(lock);
         while (cw_park(parker, CW_DEADLINE_NONE) != CW_OK)
             ;
-        cw__spinlock_lock(lock);
+        cond->relock(lock);
     }
     return CW_OK;
 }
 
-/* Detach every waiter, marking them notified. */
-static cw__cond_waiter *detach_all(cw__cond *cond) {
+cw__cond_waiter *cw__cond_take_all(cw__cond *cond) {
     cw__cond_waiter *first = cond->head;
     for (cw__cond_waiter *w = first; w; w = w->next)
         w->notified = true;
@@ -65,7 +65,7 @@ static cw__cond_waiter *detach_all(cw__cond *cond) {
     return first;
 }
 
-static void unpark_list(cw__cond_waiter *w) {
+void cw__cond_wake(cw__cond_waiter *w) {
     while (w) {
         /* Read everything first: once unparked the waiter may return and its
          * node (on its stack) is gone. Its parker stays valid until the
@@ -78,15 +78,10 @@ static void unpark_list(cw__cond_waiter *w) {
 }
 
 void cw__cond_notify_all_unlock(cw__cond *cond, cw__spinlock *lock) {
-    cw__cond_waiter *w = detach_all(cond);
+    cw__cond_waiter *w = cw__cond_take_all(cond);
     /* The whole point: the lock is free before anyone is woken, so a waiter
      * scheduled onto our CPU cannot spin on a lock we still hold. */
     cw__spinlock_unlock(lock);
     CW__INJECT();
-    unpark_list(w);
-}
-
-void cw__cond_notify_all(cw__cond *cond) {
-    unpark_list(detach_all(cond));
-    CW__INJECT();
+    cw__cond_wake(w);
 }

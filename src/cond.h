@@ -21,10 +21,13 @@ typedef struct cw__cond_waiter {
 typedef struct cw__cond {
     cw__cond_waiter *head;
     cw__cond_waiter *tail;
+    /* How a woken waiter retakes the lock: cw__spinlock_lock, or the
+     * never-yielding baseline's lock (baseline.h). */
+    void (*relock)(cw__spinlock *lock);
 } cw__cond;
 
 #define CW__COND_INITIALIZER                                                                       \
-    { 0, 0 }
+    { 0, 0, cw__spinlock_lock }
 
 void cw__cond_init(cw__cond *cond);
 
@@ -49,11 +52,12 @@ int cw__cond_wait(cw__cond *cond, cw__spinlock *lock, cw_parker *parker, uint64_
 void cw__cond_notify_all_unlock(cw__cond *cond, cw__spinlock *lock);
 
 /*
- * Wake while holding: the classic order, called and returning with the lock
- * held. A waiter woken onto the notifier's CPU may preempt it and spin on the
- * lock it still holds; with a yielding lock that costs a yield, with a
- * never-yielding lock a time slice. Only the benchmark's baselines use it.
+ * The two halves of a notification, for an order of one's own (the
+ * baselines' wake under the lock): take every waiter under the lock,
+ * marking it notified, then wake the list taken. A taken waiter waits for
+ * its wake-up, so every one taken must be woken.
  */
-void cw__cond_notify_all(cw__cond *cond);
+cw__cond_waiter *cw__cond_take_all(cw__cond *cond);
+void cw__cond_wake(cw__cond_waiter *taken);
 
 #endif

@@ -9,12 +9,6 @@
 
 void cw__spinlock_init(cw__spinlock *lock) {
     atomic_init(&lock->word, 0);
-    lock->yields = true;
-}
-
-void cw__spinlock_init_noyield(cw__spinlock *lock) {
-    atomic_init(&lock->word, 0);
-    lock->yields = false;
 }
 
 bool cw__spinlock_trylock(cw__spinlock *lock) {
@@ -26,7 +20,7 @@ bool cw__spinlock_trylock(cw__spinlock *lock) {
                                                    memory_order_relaxed);
 }
 
-void cw__spinlock_lock(cw__spinlock *lock) {
+static inline void lock_then(cw__spinlock *lock, void (*spent)(void)) {
     if (cw__spinlock_trylock(lock))
         return;
     cw__backoff backoff = CW__BACKOFF_INITIALIZER;
@@ -36,16 +30,25 @@ void cw__spinlock_lock(cw__spinlock *lock) {
             if (cw__backoff_spin(&backoff))
                 continue;
             /* The spin budget is spent, so the holder is probably not running:
-             * likely preempted, possibly by us on its CPU. Give the CPU away
-             * so it can run and release the lock. */
-            if (lock->yields)
-                sched_yield();
-            else
-                cw__relax();
+             * likely preempted, possibly by us on its CPU. */
+            spent();
         }
         if (cw__spinlock_trylock(lock))
             return;
     }
+}
+
+/* Give the CPU away so that a preempted holder can run and release the lock. */
+static void yield_cpu(void) {
+    sched_yield();
+}
+
+void cw__spinlock_lock(cw__spinlock *lock) {
+    lock_then(lock, yield_cpu);
+}
+
+void cw__spinlock_lock_then(cw__spinlock *lock, void (*spent)(void)) {
+    lock_then(lock, spent);
 }
 
 void cw__spinlock_unlock(cw__spinlock *lock) {

@@ -14,25 +14,20 @@
  * back and can release the lock. Without the yield, a contender that
  * preempted the holder spins until the scheduler's time slice ends
  * (milliseconds): lock-holder preemption.
- *
- * The never-yielding variant (CW__SPINLOCK_NOYIELD_INITIALIZER,
- * cw__spinlock_init_noyield) spins forever instead. It exists only so the
- * benchmark can show that problem; do not use it for real work.
  */
 typedef struct cw__spinlock {
     atomic_int word;
-    bool yields;
 } cw__spinlock;
 
 #define CW__SPINLOCK_INITIALIZER                                                                   \
-    { 0, true }
-#define CW__SPINLOCK_NOYIELD_INITIALIZER                                                           \
-    { 0, false }
+    { 0 }
 
 void cw__spinlock_init(cw__spinlock *lock);
-void cw__spinlock_init_noyield(cw__spinlock *lock);
 
 void cw__spinlock_lock(cw__spinlock *lock);
+/* The same lock with another step once the spin budget is spent, in place of
+ * sched_yield (the never-yielding baseline, baseline.h). */
+void cw__spinlock_lock_then(cw__spinlock *lock, void (*spent)(void));
 /* One load and at most one compare-and-swap: never spins, reads no clock. */
 bool cw__spinlock_trylock(cw__spinlock *lock);
 void cw__spinlock_unlock(cw__spinlock *lock);

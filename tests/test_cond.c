@@ -104,8 +104,8 @@ static void *notify_then_hold(void *arg) {
     struct shared *s = arg;
     cw__spinlock_lock(&s->lock);
     s->flag = 1;
-    cw__cond_notify_all(&s->cond);
-    cw_test_sleep_us(s->hold_us); /* holder sleeps with the lock held */
+    cw__cond_wake(cw__cond_take_all(&s->cond)); /* woken under the lock */
+    cw_test_sleep_us(s->hold_us);               /* holder sleeps with the lock held */
     for (int i = 0; i < 100; ++i)
         sched_yield(); /* and yields with it held */
     cw__spinlock_unlock(&s->lock);
@@ -274,7 +274,7 @@ static void notification_wins_over_simultaneous_timeout(void **state) {
         if (variant == 0) {
             cw__cond_notify_all_unlock(&s.cond, &s.lock);
         } else {
-            cw__cond_notify_all(&s.cond);
+            cw__cond_wake(cw__cond_take_all(&s.cond)); /* under the lock */
             cw__spinlock_unlock(&s.lock);
         }
         cw_test_join(t);

@@ -2,6 +2,8 @@
 /* Layer 2: yielding spin lock. Counts torn critical sections, times nothing. */
 #include "harness.h"
 
+#include <stdatomic.h>
+
 #include "spinlock.h"
 
 struct counter {
@@ -71,15 +73,34 @@ static void counter_exact_on_one_cpu_with_sleeping_holder(void **state) {
     cw_test_unpin(old);
 }
 
-static void noyield_variant_is_still_a_lock(void **state) {
+/* Past the spin budget a contender takes the lock's other step: lock_then's
+ * `spent` runs while the holder keeps the lock, and the contender gets the
+ * lock once it is released. */
+static atomic_int spent_calls;
+
+static void count_spent(void) {
+    atomic_fetch_add(&spent_calls, 1);
+    sched_yield();
+}
+
+static void *lock_counting(void *arg) {
+    cw__spinlock *l = arg;
+    cw__spinlock_lock_then(l, count_spent);
+    cw__spinlock_unlock(l);
+    return NULL;
+}
+
+static void lock_then_runs_its_step_once_the_budget_is_spent(void **state) {
     (void)state;
-    struct counter c = {.lock = CW__SPINLOCK_NOYIELD_INITIALIZER, .per_thread = 100000};
-    run_counter(&c, 2);
-    cw__spinlock l;
-    cw__spinlock_init_noyield(&l);
-    assert_false(l.yields);
-    cw__spinlock_init(&l);
-    assert_true(l.yields);
+    cw__spinlock l = CW__SPINLOCK_INITIALIZER;
+    cw__spinlock_lock(&l);
+    atomic_store(&spent_calls, 0);
+    pthread_t t = cw_test_spawn(lock_counting, &l);
+    while (atomic_load(&spent_calls) < 3)
+        cw_test_sleep_us(100);
+    cw__spinlock_unlock(&l);
+    cw_test_join(t);
+    assert_false(cw__spinlock_is_locked(&l));
 }
 
 static const struct CMUnitTest spinlock_tests[] = {
@@ -87,7 +108,7 @@ static const struct CMUnitTest spinlock_tests[] = {
     cmocka_unit_test(counter_exact_under_contention),
     cmocka_unit_test(counter_exact_when_holder_yields_or_sleeps),
     cmocka_unit_test(counter_exact_on_one_cpu_with_sleeping_holder),
-    cmocka_unit_test(noyield_variant_is_still_a_lock),
+    cmocka_unit_test(lock_then_runs_its_step_once_the_budget_is_spent),
 };
 
 CW_TEST_MAIN(spinlock_tests, NULL, NULL)

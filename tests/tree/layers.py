@@ -20,7 +20,8 @@ LAYERS = {
     "spinlock": 2,
     "parker": 3, "cw/parker": 3,
     "cond": 4,
-    "completion": 5, "baseline": 5,
+    "baseline": 4.5,
+    "completion": 5,
     # Layer 6, room by room. 6.0: what an event says (status) and the
     # declarations every room shares (the public wait header, statistics).
     "status": 6.0, "cw/wait": 6.0, "cw/stats": 6.0, "stats": 6.0, "stats_internal": 6.0,
