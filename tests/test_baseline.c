@@ -37,20 +37,23 @@ static void noyield_lock_is_still_a_lock(void **state) {
 struct shared {
     cw__spinlock lock;
     cw__cond cond;
-    int flag, waiters;
+    int flag;
     atomic_int woken;
 };
 
-static void *wait_for_flag(void *arg) {
-    struct shared *s = arg;
+struct waiter {
+    struct shared *s;
     cw_futex_parker fp;
-    cw_futex_parker_init(&fp);
-    cw__baseline_lock_noyield(&s->lock);
-    s->waiters++;
-    while (!s->flag)
-        cw__cond_wait(&s->cond, &s->lock, &fp.parker, CW_DEADLINE_NONE);
-    cw__spinlock_unlock(&s->lock);
-    atomic_fetch_add(&s->woken, 1);
+};
+
+/* Takes the lock as the condition's own waiters retake it. */
+static void *wait_noyield(void *arg) {
+    struct waiter *w = arg;
+    w->s->cond.relock(&w->s->lock);
+    while (!w->s->flag)
+        cw__cond_wait(&w->s->cond, &w->s->lock, &w->fp.parker, CW_DEADLINE_NONE);
+    cw__spinlock_unlock(&w->s->lock);
+    atomic_fetch_add(&w->s->woken, 1);
     return NULL;
 }
 
@@ -62,12 +65,16 @@ static void notify_under_lock_wakes_every_noyield_waiter(void **state) {
     cw__baseline_cond_noyield(&s.cond);
     assert_true(s.cond.relock == cw__baseline_lock_noyield);
     pthread_t t[3];
-    for (int i = 0; i < 3; ++i)
-        t[i] = cw_test_spawn(wait_for_flag, &s);
+    struct waiter w[3];
+    for (int i = 0; i < 3; ++i) {
+        w[i].s = &s;
+        cw_futex_parker_init(&w[i].fp);
+        t[i] = cw_test_spawn(wait_noyield, &w[i]);
+    }
     for (;;) {
         cw__baseline_lock_noyield(&s.lock);
         int queued = 0;
-        for (cw__cond_waiter *w = s.cond.head; w; w = w->next)
+        for (cw__cond_waiter *q = s.cond.head; q; q = q->next)
             ++queued;
         if (queued == 3)
             break;
