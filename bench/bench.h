@@ -8,6 +8,7 @@
  *   calibrate.c the busy kernel's calibration (a child mode)
  *   floor.c     the futex wake floor (a child measurement)
  *   record.c    the child-to-parent record protocol, writer and reader
+ *   plan.c      what a run will do and how long it should take, from the options
  *   table.c     the tables on stdout
  *   export.c    JSON and CSV
  *   plot.c      the gnuplot plot
@@ -50,6 +51,8 @@
 #define QUICK_FLOOR_TRIPS 500u
 #define DEF_SAXPY_N (1u << 20)
 #define DEF_BUSY_GLOBAL 1024u
+/* Untimed round trips before each slice of the floor (floor.c). */
+#define FLOOR_WARMUP_TRIPS 100u
 
 extern const char *prog;
 
@@ -101,6 +104,7 @@ typedef struct options {
     const char *platform;
     const char *json, *csv, *plot;
     bool quick;
+    bool dry_run;          /* print the plan, check the output files, run nothing */
     unsigned long spin_us; /* cw_wait_options.spin_us (0: cw's default) */
     bool stats;            /* cw_stats per (kernel, config, strategy) */
     /* Set by the parent for the re-executed child. */
@@ -264,9 +268,28 @@ typedef struct run_info {
     const char *compiler;
 } run_info;
 
+/* A run's plan (plan.c): worked out from the options before anything runs. */
+typedef struct plan {
+    int ncfg, nk, ns, ncells;
+    unsigned long cell_launches; /* per cell: warm-up and timed, every strategy */
+    unsigned long launches;      /* in all cells */
+    double cell_s[MAX_CELLS];    /* each cell's estimate, in run order (config by config) */
+    double config_s;             /* each config's start-up and floor */
+    double calibration_s;        /* 0: no calibration */
+    double total_s;
+    int at_max_time; /* cells whose estimate reaches --max-time */
+} plan;
+
+void make_plan(const options *o, const config *cfgs, int ncfg, const kernel_spec *ks, int nk,
+               bool calibrate, plan *p);
+void print_plan(FILE *f, const options *o, const plan *p);
+/* The estimate of what is left after `cells_done` cells. */
+double plan_to_go(const plan *p, int cells_done);
+
 typedef struct progress {
     int cell, ncells; /* cells done, cells in the run */
-    double t_start, budget_s;
+    double t_start;
+    const plan *plan;
 } progress;
 
 /* Re-executes this program pinned to c, reading its records into r (and cal);
@@ -297,6 +320,9 @@ void print_stats(FILE *f, const results *r, const config *cfgs, int ncfg, const 
 int write_json(const char *path, const options *o, const run_info *ri, const results *r,
                const config *cfgs, int ncfg);
 int write_csv(const char *path, const run_info *ri, const results *r, const config *cfgs);
+/* Before the run, with --plot: says now when gnuplot is missing (the plot
+ * will be skipped); dies when its scratch folder cannot be made. */
+void plot_preflight(const char *png);
 /* 0 on success, 1 when gnuplot is missing (skipped), -1 on failure. */
 int write_plot(const char *png, const options *o, const results *r, const config *cfgs, int ncfg,
                const kernel_spec *ks, int nk, const run_info *ri);

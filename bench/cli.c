@@ -66,17 +66,21 @@ static void usage(FILE *f) {
         "  --csv FILE          write a header row and one row per (kernel, config,\n"
         "                      strategy) [none]\n"
         "  --plot FILE.png     plot mean CPU and wall per launch with gnuplot [none]\n"
+        "                      (each FILE is opened before the run starts, and a run\n"
+        "                      that cannot write one does not start)\n"
         "  --quick             smoke run: %u launches, %u warm-up, %u floor trips, short\n"
         "                      calibration, for what is not given\n"
+        "  --dry-run           print the plan and check the output files; run nothing\n"
         "  -h, --help          this text\n"
         "internal, set by the parent when it re-executes itself (not for direct use):\n"
         "  --child MODE        run or calibrate\n"
         "  --result-fd FD      the pipe to write records to\n"
         "  --label TEXT        the name of the child in its messages\n"
         "\n"
-        "The table goes to stdout, progress (one line per cell) to stderr. Exit status:\n"
-        "0 when every wait succeeded and every result verified, 1 otherwise, 2 on a\n"
-        "usage error.\n",
+        "The table goes to stdout; the plan (cells, launches and an estimate of the\n"
+        "run's length, from the options), then one line per cell, to stderr. Exit\n"
+        "status: 0 when every wait succeeded and every result verified, 1 otherwise,\n"
+        "2 on a usage error or an output file that cannot be opened.\n",
         cw_strategy_name(CW_STRATEGY_DEFAULT), cw_strategy_name(CW_STRATEGY_DEFAULT), MAX_BUSY,
         DEF_BUSY_GLOBAL, DEF_SAXPY_N, DEF_FLOOR_TRIPS, QUICK_FLOOR_TRIPS, CW_SPIN_US_MAX,
         QUICK_LAUNCHES, QUICK_WARMUP, QUICK_FLOOR_TRIPS);
@@ -204,6 +208,7 @@ enum {
     OPT_CSV,
     OPT_PLOT,
     OPT_QUICK,
+    OPT_DRY_RUN,
     OPT_CHILD,
     OPT_RESULT_FD,
     OPT_LABEL,
@@ -230,6 +235,7 @@ static const struct option long_options[] = {
     {"csv", required_argument, NULL, OPT_CSV},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"quick", no_argument, NULL, OPT_QUICK},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"help", no_argument, NULL, 'h'},
     {"child", required_argument, NULL, OPT_CHILD},
     {"result-fd", required_argument, NULL, OPT_RESULT_FD},
@@ -332,6 +338,9 @@ void parse_options(int argc, char **argv, options *o) {
             break;
         case OPT_QUICK:
             o->quick = true;
+            break;
+        case OPT_DRY_RUN:
+            o->dry_run = true;
             break;
         case OPT_CHILD:
             if (!strcmp(v, "run"))

@@ -15,8 +15,6 @@
 
 #include "bench.h"
 
-#define FLOOR_WARMUP 100u
-
 typedef struct pingpong {
     cw_futex_parker a, b;
     unsigned trips;
@@ -37,7 +35,7 @@ int floor_sample(unsigned trips, double *one_way_us) {
     pingpong pp;
     cw_futex_parker_init(&pp.a);
     cw_futex_parker_init(&pp.b);
-    pp.trips = FLOOR_WARMUP + trips;
+    pp.trips = FLOOR_WARMUP_TRIPS + trips;
     pthread_t t;
     if (pthread_create(&t, NULL, partner, &pp) != 0)
         return -1;
@@ -47,8 +45,8 @@ int floor_sample(unsigned trips, double *one_way_us) {
         cw_unpark(&pp.b.parker);
         cw_park(&pp.a.parker, CW_DEADLINE_NONE);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (i >= FLOOR_WARMUP)
-            one_way_us[i - FLOOR_WARMUP] = (double)(ts_ns(&t1) - ts_ns(&t0)) / 2e3;
+        if (i >= FLOOR_WARMUP_TRIPS)
+            one_way_us[i - FLOOR_WARMUP_TRIPS] = (double)(ts_ns(&t1) - ts_ns(&t0)) / 2e3;
     }
     pthread_join(t, NULL);
     return 0;

@@ -8,6 +8,8 @@
  * cw_wait: the benchmark never waits by itself.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,26 @@ static void add_note(results *r, const char *text) {
         snprintf(r->notes[r->nnotes++], sizeof r->notes[0], "%s", text);
 }
 
+/* Opens an output file before the run, so that a path the run could not
+ * write fails now, with the reason, rather than after the whole run. A file
+ * that was not there is removed again at once, so that a run that fails or
+ * is interrupted later leaves no empty file behind; one that was there is
+ * opened without truncating it, and keeps its old content until the run
+ * writes the new. */
+static void check_output(const char *option, const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+        close(fd);
+        unlink(path);
+        return;
+    }
+    if (errno == EEXIST)
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        die("%s %s: cannot write it: %s", option, path, strerror(errno));
+    close(fd);
+}
+
 /* Calibrates the busy sizes on one worker, pinned to the first allowed CPU. */
 static int calibrate_busy(int argc, char **argv, options *o, results *r, run_info *ri) {
     config one;
@@ -134,19 +156,28 @@ static int parent_main(int argc, char **argv, const options *o0) {
         need_busy |= ks[i].kind == K_BUSY;
     if (!o.strategy_on[CW_STRATEGY_BLOCKING])
         fprintf(stderr, "%s: note: blocking is not selected, so there are no ratios\n", prog);
+    if (o.json)
+        check_output("--json", o.json);
+    if (o.csv)
+        check_output("--csv", o.csv);
+    if (o.plot) {
+        check_output("--plot", o.plot);
+        plot_preflight(o.plot);
+    }
 
-    progress pg = {0, nk * ncfg, t_start, o.max_time};
-    fprintf(stderr,
-            "[plan] %d cell%s (%d kernel%s x %d config%s), each until %u launches per strategy "
-            "or %g s: at most about %.0f s (%.1f min) of cells, plus calibration and each "
-            "config's start-up\n",
-            pg.ncells, pg.ncells == 1 ? "" : "s", nk, nk == 1 ? "" : "s", ncfg,
-            ncfg == 1 ? "" : "s", o.launches, o.max_time, pg.ncells * o.max_time,
-            pg.ncells * o.max_time / 60);
+    bool calibrate = need_busy && !o.busy_iters_set;
+    plan pl;
+    make_plan(&o, cfgs, ncfg, ks, nk, calibrate, &pl);
+    print_plan(stderr, &o, &pl);
+    if (o.dry_run) {
+        fprintf(stderr, "%s: --dry-run: nothing run\n", prog);
+        return 0;
+    }
+    progress pg = {0, pl.ncells, t_start, &pl};
 
     results r;
     memset(&r, 0, sizeof r);
-    if (need_busy && !o.busy_iters_set && calibrate_busy(argc, argv, &o, &r, &ri) != 0)
+    if (calibrate && calibrate_busy(argc, argv, &o, &r, &ri) != 0)
         return 1;
     char itersbuf[128] = "";
     if (need_busy) {

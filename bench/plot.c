@@ -82,6 +82,21 @@ static int run_gnuplot(const char *script) {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+void plot_preflight(const char *png) {
+    if (!find_in_path("gnuplot")) {
+        fprintf(stderr,
+                "%s: gnuplot not found in PATH: the plot %s will be skipped "
+                "(install it with: apt-get install gnuplot-nox)\n",
+                prog, png);
+        return;
+    }
+    /* The scratch folder write_plot makes, made and removed once now. */
+    char dir[] = "/tmp/cw-bench-plot.XXXXXX";
+    if (!mkdtemp(dir))
+        die("--plot %s: cannot make the plot's scratch folder in /tmp: %s", png, strerror(errno));
+    rmdir(dir);
+}
+
 int write_plot(const char *png, const options *o, const results *r, const config *cfgs, int ncfg,
                const kernel_spec *ks, int nk, const run_info *ri) {
     if (!find_in_path("gnuplot")) {

@@ -76,9 +76,9 @@ static void print_progress(const results *r, const config *c, progress *pg) {
     double elapsed = now_s() - pg->t_start;
     fprintf(stderr,
             "[cell %d/%d] %s on config %s: %u launches per strategy in %.1f s (stopped by "
-            "%s); %.0f s so far, at most about %.0f s to go\n",
+            "%s); %.0f s so far, about %.0f s to go\n",
             pg->cell, pg->ncells, ce->kernel, c->spec, ce->launches, ce->elapsed_s, ce->stopped_by,
-            elapsed, (pg->ncells - pg->cell) * pg->budget_s);
+            elapsed, plan_to_go(pg->plan, pg->cell));
 }
 
 /* The child's side of the fork: pin, set the worker count, exec. */

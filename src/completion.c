@@ -334,6 +334,12 @@ bool cw__completion_is_signalled(const cw__completion *c) {
     return atomic_load_explicit(&((cw__completion *)c)->signalled, memory_order_acquire) != 0;
 }
 
+bool cw__completion_settled(const cw__completion *c) {
+    /* Acquire pairs with the signaller's store after its wake: release's
+     * waits (landed, lock passed, wake returned) then find all done. */
+    return atomic_load_explicit(&((cw__completion *)c)->watched, memory_order_acquire) != 0;
+}
+
 uint64_t cw__completion_landed_ns(const cw__completion *c) {
     return c->landed_ns;
 }

@@ -87,6 +87,16 @@ void cw__completion_watch(cw__completion *c, cw__watcher *watcher);
 /* Whether it was signalled (a snapshot; true is final). */
 bool cw__completion_is_signalled(const cw__completion *c);
 
+/*
+ * For a watched completion that was signalled: whether its signaller is done
+ * with it, its watcher's wake included, so that cw__completion_release
+ * returns at once (a snapshot; true is final). The wake is the last thing
+ * the signaller does, and a preempted one can take a whole scheduler slice
+ * to finish it: an owner that must not wait for it (an event loop) asks
+ * first and releases later.
+ */
+bool cw__completion_settled(const cw__completion *c);
+
 /* The status passed to the signal; meaningful once signalled, and only
  * until the completion is released (the slot may then serve another wait). */
 int32_t cw__completion_status(const cw__completion *c);

@@ -27,6 +27,13 @@
  *   pool's ticket word, never this watch;
  * - otherwise waits until the signaller's wake returned, so that the push
  *   and the eventfd write below never touch freed memory.
+ * Drain never makes that wait: the eventfd write wakes the loop's thread,
+ * which may preempt the signaller on its CPU before its wake returns, and
+ * waiting for it there (spinning, then yielding the CPU to whatever else is
+ * runnable) cost the loop whole scheduler slices, milliseconds, on a busy
+ * machine. A watch whose signaller is not done yet (cw__completion_settled)
+ * lingers instead, off every list but `lingering`, and the next drain, or
+ * destroy, frees it. Its result is delivered at once all the same.
  *
  * No OpenCL call is made with the notifier's mutex held (docs/design.md,
  * "Locks and OpenCL"): a callback that calls cw_notifier_watch waits for
@@ -58,8 +65,10 @@ struct cw_notifier {
     watch *_Atomic ready;
     watch *taken_head, *taken_tail; /* taken from `ready`, not yet delivered (FIFO) */
     watch *live;                    /* all watches not yet freed, cancelled ones included */
+    watch *lingering;               /* taken out, their signaller not done yet (free_next) */
     size_t pending;                 /* live watches not cancelled */
     cw__check_schedule checks;      /* the failed-command status checks, under mutex */
+    uint64_t check_due_ns;          /* when the armed timer expires at the earliest; 0: disarmed */
 };
 
 /*
@@ -91,9 +100,14 @@ static void watch_wake(cw__watcher *self) {
      * return before the watch or the notifier can be freed. */
     if (!head)
         make_readable(n);
+    /* The window a drain must not wait for (see the comment on `watch`). */
+    CW__INJECT();
 }
 
+/* Under the mutex. The clock is read before the timer is set, so the timer
+ * cannot expire before check_due_ns. */
 static void set_timer(cw_notifier *n, uint64_t ns) {
+    n->check_due_ns = ns ? cw_now_ns() + ns : 0;
     struct itimerspec its = {.it_value = cw__timespec(ns)}; /* 0: disarm */
     if (timerfd_settime(n->tfd, 0, &its, NULL) != 0)
         cw__die("timerfd_settime", errno);
@@ -205,6 +219,31 @@ static void free_all(watch *w) {
         watch *next = w->free_next;
         free_watch(w);
         w = next;
+    }
+}
+
+/* Outside the mutex, for drain: free the watches whose signaller is done
+ * with them; the others linger until a later drain or destroy. Every watch
+ * here came off the ready list, so a signal claimed it. */
+static void free_settled(cw_notifier *n, watch *w) {
+    watch *keep = NULL, *keep_tail = NULL;
+    while (w) {
+        watch *next = w->free_next;
+        if (cw__completion_settled(w->completion)) {
+            free_watch(w);
+        } else {
+            w->free_next = keep;
+            keep = w;
+            if (!keep_tail)
+                keep_tail = w;
+        }
+        w = next;
+    }
+    if (keep) {
+        pthread_mutex_lock(&n->mutex);
+        keep_tail->free_next = n->lingering;
+        n->lingering = keep;
+        pthread_mutex_unlock(&n->mutex);
     }
 }
 
@@ -322,16 +361,26 @@ static void result_of(const watch *w, cw_notifier_result *r) {
 size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     if (!n || (!out && max))
         return 0;
-    watch *later = NULL; /* freed at the end, outside the mutex */
     pthread_mutex_lock(&n->mutex);
+    /* Freed at the end, outside the mutex: the watches left lingering by
+     * earlier drains first. */
+    watch *later = n->lingering;
+    n->lingering = NULL;
     /* Reset the eventfd before taking the list: a push after the reset that
      * finds the list empty writes again, so no push goes unannounced. */
     uint64_t count;
     if (read(n->efd, &count, sizeof count) < 0 && errno != EAGAIN)
         cw__die("eventfd read", errno);
-    ssize_t got = read(n->tfd, &count, sizeof count);
-    if (got < 0 && errno != EAGAIN)
-        cw__die("timerfd read", errno);
+    /* Nearly every drain comes before the check is due: a clock read (vDSO)
+     * spares it a system call. A timer that expired is never missed: it
+     * expired at check_due_ns or later on the same clock, and setting the
+     * timer again (or disarming it) clears an expiry not read. */
+    ssize_t got = -1;
+    if (n->check_due_ns && cw_now_ns() >= n->check_due_ns) {
+        got = read(n->tfd, &count, sizeof count);
+        if (got < 0 && errno != EAGAIN)
+            cw__die("timerfd read", errno);
+    }
     if (got == (ssize_t)sizeof count && n->pending > 0) {
         size_t npinned;
         watch **pinned = pin_pending(n, &npinned);
@@ -400,7 +449,7 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
         }
         pthread_mutex_unlock(&n->mutex);
     }
-    free_all(later);
+    free_settled(n, later);
     return k;
 }
 
@@ -430,12 +479,14 @@ size_t cw_notifier_pending(cw_notifier *n) {
 void cw_notifier_destroy(cw_notifier *n) {
     if (!n)
         return;
-    /* Every live watch, on the ready list or not, is on `live`, and nothing
-     * else uses the notifier now, so nothing is pinned. Releasing a watch's
-     * completion disarms it (a later callback is ignored) or waits for an
-     * unpark in progress; after that nothing references the notifier. */
+    /* Every live watch, on the ready list or not, is on `live`, every one
+     * taken out but not freed on `lingering`, and nothing else uses the
+     * notifier now, so nothing is pinned. Releasing a watch's completion
+     * disarms it (a later callback is ignored) or waits for an unpark in
+     * progress; after that nothing references the notifier. */
     pthread_mutex_lock(&n->mutex);
-    watch *all = NULL;
+    watch *all = n->lingering; /* their release waits for the signallers */
+    n->lingering = NULL;
     while (n->live) {
         watch *w = n->live;
         n->live = w->next;

@@ -23,6 +23,11 @@ static int wait_blocking(cl_event event, cl_int *cl_status) {
     return cw__status_error(err, cl_status);
 }
 
+/* With a deadline, poll reads the clock only once per this many status
+ * reads, so that the loop stays a bare poll of the status (a clock read
+ * costs tens of nanoseconds on a VM). */
+#define POLL_CLOCK_EVERY 64u
+
 static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
     int rc;
     unsigned i = 1;
@@ -34,7 +39,7 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
             rc = cw__status_verdict(*cl_status);
             break;
         }
-        if (deadline != CW_DEADLINE_NONE && i % 64 == 0 && cw_now_ns() >= deadline) {
+        if (deadline != CW_DEADLINE_NONE && i % POLL_CLOCK_EVERY == 0 && cw_now_ns() >= deadline) {
             rc = CW_ERR_TIMEOUT;
             break;
         }
@@ -58,6 +63,9 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
  * whatever the estimate says.
  */
 #define BACKOFF_FLOOR_NS 50000u
+/* The timer slack backoff-poll sleeps with: the least Linux takes (0 would
+ * mean the thread's default). */
+#define BACKOFF_TIMERSLACK_NS 1u
 
 static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_status) {
     uint64_t start = p->start_ns, expected = p->expected_ns, deadline = p->deadline_ns;
@@ -65,7 +73,7 @@ static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_statu
      * soon by this strategy as by the callback ones. */
     uint64_t longest = p->checks.first_ns;
     uint64_t old_slack = 0;
-    bool slack_set = cw__timerslack_set(1, &old_slack) == CW_OK;
+    bool slack_set = cw__timerslack_set(BACKOFF_TIMERSLACK_NS, &old_slack) == CW_OK;
     uint64_t step = 1000; /* the next short delay, ns: 1 µs, doubling */
     uint64_t polls = 0, spins = 0, sleeps = 0;
     int rc;

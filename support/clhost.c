@@ -2,13 +2,25 @@
 #include "clhost.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+/* The source tree's kernels/, for programs run from the build tree. */
 #ifndef CW_KERNEL_DIR
 #define CW_KERNEL_DIR "kernels"
+#endif
+/* Where an installed program finds the installed kernels: relative to the
+ * directory of its executable (bin/ -> share/cw/kernels), so that a prefix
+ * can move (cmake --install --prefix DIR, a copied tree); absolute when the
+ * install directories were given absolute. */
+#ifndef CW_KERNEL_REL
+#define CW_KERNEL_REL "../share/cw/kernels"
 #endif
 
 static bool contains_nocase(const char *hay, const char *needle) {
@@ -24,13 +36,53 @@ static bool contains_nocase(const char *hay, const char *needle) {
     return n == 0;
 }
 
-static char *read_kernel(const char *name, char *msg, size_t msglen) {
-    const char *dir = getenv("CW_KERNEL_DIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : CW_KERNEL_DIR, name);
+static bool is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The kernels' directory: $CW_KERNEL_DIR when set; else the installed one
+ * beside this executable when it exists; else the source tree's. One
+ * directory for all of them, so that a program never mixes an installed
+ * kernel with a source tree's. */
+static void kernel_dir(char *out, size_t len) {
+    const char *env = getenv("CW_KERNEL_DIR");
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        return;
+    }
+    if (CW_KERNEL_REL[0] == '/') {
+        if (is_dir(CW_KERNEL_REL)) {
+            snprintf(out, len, "%s", CW_KERNEL_REL);
+            return;
+        }
+    } else {
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+        if (slash) {
+            *slash = '\0';
+            char dir[PATH_MAX];
+            int w = snprintf(dir, sizeof dir, "%s/%s", exe, CW_KERNEL_REL);
+            /* Resolved, so that messages name .../share/cw/kernels, not bin/../. */
+            if (w > 0 && (size_t)w < sizeof dir && is_dir(dir) && realpath(dir, exe)) {
+                snprintf(out, len, "%s", exe);
+                return;
+            }
+        }
+    }
+    snprintf(out, len, "%s", CW_KERNEL_DIR);
+}
+
+static char *read_kernel(const char *dir, const char *name, char *msg, size_t msglen) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(msg, msglen, "cannot open %s", path);
+        snprintf(msg, msglen,
+                 "cannot open the kernel %s: %s (set CW_KERNEL_DIR to the folder "
+                 "of the *.cl files)",
+                 path, strerror(errno));
         return NULL;
     }
     char *buf = NULL;
@@ -112,9 +164,11 @@ cl_int cwh_open(cwh *h, const char *platform, bool profiling, char *msg, size_t 
     }
     static const char *const files[3] = {"saxpy.cl", "busy.cl", "latency.cl"};
     char *src[3] = {NULL, NULL, NULL};
+    char dir[PATH_MAX];
+    kernel_dir(dir, sizeof dir);
     bool read_all = true;
     for (int i = 0; i < 3 && read_all; ++i)
-        read_all = (src[i] = read_kernel(files[i], msg, msglen)) != NULL;
+        read_all = (src[i] = read_kernel(dir, files[i], msg, msglen)) != NULL;
     if (read_all)
         h->program = clCreateProgramWithSource(h->context, 3, (const char **)src, NULL, &err);
     for (int i = 0; i < 3; ++i)

@@ -28,7 +28,9 @@ done
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
-# Debian packages, installed only when missing.
+# Debian packages, installed only when missing. libcw-dev is unixcw's Morse-code
+# libcw (libcw.so, libcw.so.7, libcw.pc): the binding's tests check that it is
+# never taken for cw's library.
 packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmake make gcc g++ clang
           libclang-rt-14-dev python3 mesa-opencl-icd spin python3-pytest python3-pyopencl python3-numpy
           python3-venv python3-pip python3-setuptools python3-wheel pkg-config

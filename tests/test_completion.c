@@ -161,6 +161,48 @@ static void pool_grows_and_recycles(void **state) {
     free(cs);
 }
 
+/* A watcher whose wake holds its signaller until the test lets it go. */
+struct holder {
+    atomic_int entered, leave;
+    cw__watcher watcher;
+};
+
+static void holder_wake(cw__watcher *w) {
+    struct holder *h = cw__container_of(w, struct holder, watcher);
+    atomic_store(&h->entered, 1);
+    while (!atomic_load(&h->leave))
+        sched_yield();
+}
+
+static void *signal_now(void *arg) {
+    cw__completion_signal_token(*(uintptr_t *)arg, CL_COMPLETE);
+    return NULL;
+}
+
+/* Settled only once the signaller's wake of the watcher returned: until
+ * then the signal is visible but release would still have to wait. */
+static void settled_after_the_watchers_wake_returns(void **state) {
+    (void)state;
+    for (size_t k = 0; k < NKINDS; ++k) {
+        struct holder h = {.watcher = {holder_wake}};
+        atomic_init(&h.entered, 0);
+        atomic_init(&h.leave, 0);
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(kinds[k], &c), CW_OK);
+        cw__completion_watch(c, &h.watcher);
+        uintptr_t token = cw__completion_token(c);
+        pthread_t t = cw_test_spawn(signal_now, &token);
+        while (!atomic_load(&h.entered))
+            sched_yield();
+        assert_true(cw__completion_is_signalled(c));
+        assert_false(cw__completion_settled(c));
+        atomic_store(&h.leave, 1);
+        cw_test_join(t);
+        assert_true(cw__completion_settled(c));
+        assert_true(cw__completion_release(c, NULL));
+    }
+}
+
 static const struct CMUnitTest completion_tests[] = {
     cmocka_unit_test(signal_before_wait_is_not_lost),
     cmocka_unit_test(foreign_thread_signal_wakes_waiter),
@@ -169,6 +211,7 @@ static const struct CMUnitTest completion_tests[] = {
     cmocka_unit_test(waiter_times_out_then_late_signal),
     cmocka_unit_test(acquire_rejects_bad_input),
     cmocka_unit_test(pool_grows_and_recycles),
+    cmocka_unit_test(settled_after_the_watchers_wake_returns),
 };
 
 CW_TEST_MAIN(completion_tests, open_host, close_host)

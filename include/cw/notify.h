@@ -31,10 +31,9 @@ extern "C" {
  * callback of a command that fails. The descriptor therefore also becomes
  * readable when a status check is due (a timer inside it, armed only while
  * watches are pending): the next drain reads the status of every pending
- * watch and finishes those that failed. The check interval starts at
- * `check_interval_us` and then is CW_CHECK_INTERVAL_GROWTH times it (16 ms,
- * then every 32 ms by default), starting again from the first when no watch
- * is pending.
+ * watch and finishes those that failed. The checks follow the schedule of
+ * cw_wait_options.check_interval_us (cw/wait.h), from `check_interval_us`,
+ * starting again from the first interval when no watch is pending.
  *
  * The descriptor is an epoll instance holding an eventfd (the callbacks'
  * wake-ups) and a timerfd (the checks): a single descriptor the loop only
@@ -77,7 +76,8 @@ CW_API int cw_notifier_fd(const cw_notifier *n);
 
 /*
  * Watch `event` (retained until its result is drained, or, for a cancelled
- * watch, until the next drain or destroy); `tag` comes back in its result.
+ * watch or one whose callback had not yet returned when its result was
+ * drained, until the next drain or destroy); `tag` comes back in its result.
  * It shares the event's one CL_COMPLETE callback with every other wait and
  * watch on it (see cw_event_forget). Like cw_wait, it flushes the
  * event's queue when the command is still CL_QUEUED, so that an unflushed

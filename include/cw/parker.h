@@ -37,7 +37,7 @@ extern "C" {
  * thread, makes the task runnable and wakes the scheduler's thread. The
  * scheduler must honour the deadline: cooperative waits park with one (the
  * failed-command check, the timeout) and rely on CW_ERR_TIMEOUT. A complete
- * example on ucontext tasks is tests/test_executor.c in cw's sources.
+ * example on ucontext tasks is examples/executor.c in cw's sources.
  *
  * There is no separate yield op, because nothing in cw would call it for a
  * task: park already is the yield to the runtime's scheduler, and cw never

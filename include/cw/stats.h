@@ -27,7 +27,7 @@ typedef struct cw_stats {
     uint64_t spins;    /* pause rounds spun on a completion or between polls */
     uint64_t yields;   /* sched_yield calls while waiting */
     uint64_t parks;    /* times a waiter went to sleep on its parker */
-    uint64_t sleeps;   /* backoff-poll sleeps (delays beyond CW_MICRODELAY_SPIN_NS) */
+    uint64_t sleeps;   /* backoff-poll delays longer than 10 µs, which it sleeps */
     uint64_t polls;    /* execution-status reads by the polling strategies */
     uint64_t timeouts; /* waits that returned CW_ERR_TIMEOUT */
     /*

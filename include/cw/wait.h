@@ -37,11 +37,11 @@ typedef enum cw_strategy {
     CW_STRATEGY_SPIN_PARK,
     /* Poll the execution status with growing delays: sleep toward the expected
      * end of the wait (a moving estimate per queue) but never longer than the
-     * time waited so far nor the check interval, so a command is seen done
-     * within about twice its run time whatever the estimate says; spin delays
-     * up to 10 us; lower the thread's timer slack to 1 ns for the wait
-     * (restored on every return path). No callback is registered. The extra
-     * wake-ups cost most where the waiter shares its CPU with the device. */
+     * time waited so far (or 50 us) nor the check interval, so a command is
+     * seen done within about twice its run time whatever the estimate says;
+     * spin delays up to 10 us; lower the thread's timer slack to 1 ns for the
+     * wait (restored on every return path). No callback is registered. The
+     * extra wake-ups cost most where the waiter shares its CPU with the device. */
     CW_STRATEGY_BACKOFF_POLL,
     /* Chooses per wait: spin-park with a budget of about the expected wait when
      * a spare CPU exists (allowed CPUs beyond the ones a CPU device's workers
@@ -92,14 +92,13 @@ enum {
 #define CW_SPIN_US_MAX 1000000u
 /* sched_yield calls of spin-park between the spin and the park. */
 #define CW_SPIN_PARK_YIELDS 4u
-/* The longest budget CW_STRATEGY_AUTO spins for when spin_us is 0. */
+/* The longest expected wait CW_STRATEGY_AUTO spins for when spin_us is 0. */
 #define CW_AUTO_SPIN_US_CAP 200u
 
-/* Default and bounds of cw_wait_options.check_interval_us. */
+/* Default and bound of cw_wait_options.check_interval_us, and how many times
+ * the first interval the later ones are (the schedule is described there). */
 #define CW_CHECK_INTERVAL_US_DEFAULT 16000u
 #define CW_CHECK_INTERVAL_US_MAX 1000000u
-/* After the first check the interval doubles once, to this many times the
- * first: a failure is seen within 2 * check_interval_us, whenever it happens. */
 #define CW_CHECK_INTERVAL_GROWTH 2u
 
 /*
@@ -123,8 +122,9 @@ typedef struct cw_wait_options {
      * status after this interval and then every CW_CHECK_INTERVAL_GROWTH
      * times it (16 ms, then every 32 ms by default), and returns
      * CW_ERR_COMMAND_FAILED when it is negative: every strategy reports a
-     * failure within 2 * check_interval_us of it (backoff-poll never sleeps
-     * longer than the interval). A kernel shorter than the first interval
+     * failure within twice the interval of it (backoff-poll never sleeps
+     * longer than the interval). cw_wait_all, cw_wait_any and the notifier
+     * check on the same schedule. A kernel shorter than the first interval
      * never pays for a check. 0 means CW_CHECK_INTERVAL_US_DEFAULT;
      * 1..CW_CHECK_INTERVAL_US_MAX are valid.
      */
@@ -134,8 +134,9 @@ typedef struct cw_wait_options {
     /*
      * CW_STRATEGY_SPIN_PARK: how long to spin before yielding and parking, in
      * microseconds; 0 means CW_SPIN_US_DEFAULT. CW_STRATEGY_AUTO: the longest
-     * budget it may choose; 0 means CW_AUTO_SPIN_US_CAP. Other strategies
-     * ignore it. 1..CW_SPIN_US_MAX are valid.
+     * expected wait it spins for (for 1.25 times that); 0 means
+     * CW_AUTO_SPIN_US_CAP. Other strategies ignore it. 1..CW_SPIN_US_MAX are
+     * valid.
      */
     uint32_t spin_us;
     /* Must be zero (CW_ERR_INVALID_ARGUMENT otherwise): room for options of
@@ -151,11 +152,14 @@ typedef struct cw_wait_options {
  *   CW_ERR_INVALID_EVENT     the implementation rejected `event`,
  *   CW_ERR_INVALID_ARGUMENT  NULL event or an option out of range,
  *   CW_ERR_OPENCL            another OpenCL call failed,
- *   CW_ERR_NO_MEMORY.
+ *   CW_ERR_NO_MEMORY         no completion could be had,
+ *   CW_ERR_NO_RESOURCES      pthread (and blocking with a timeout): its
+ *                            mutex or condition variable could not be made.
  * When `cl_status` is not NULL it receives the execution status
  * (CL_COMPLETE, or the command's negative status), or the OpenCL error code
  * with CW_ERR_INVALID_EVENT and CW_ERR_OPENCL, or the last status read with
- * CW_ERR_TIMEOUT.
+ * CW_ERR_TIMEOUT, or CL_SUCCESS with CW_ERR_INVALID_ARGUMENT; with
+ * CW_ERR_NO_MEMORY and CW_ERR_NO_RESOURCES its value is unspecified.
  *
  * Threads: any thread may call it, for any event, concurrently with other
  * waits on the same event. The CL_COMPLETE callback of the callback
@@ -165,28 +169,33 @@ typedef struct cw_wait_options {
  * The event must stay valid for the call. After an early return (timeout,
  * failure) it can be waited on again or released. The callback strategies
  * share one CL_COMPLETE callback per event with every other wait and watch on
- * it; until it runs, cw keeps its own reference on the event (see
- * cw_event_forget).
+ * it, and cw may keep a reference on the event after the call returns: see
+ * cw_event_forget for how long.
  */
 CW_API int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_status);
 
 /*
  * Drop what cw keeps for `event`. cw registers at most one CL_COMPLETE
  * callback per event, however many waits, timeouts, wait-any rounds and
- * notifier watches there are on it (OpenCL cannot unregister one), plus one
- * per wait that asked for CW_WAIT_OWN_CALLBACK and found none, and keeps
- * a small record and a reference on the event until
- * - the event completes (its callback runs),
- * - a wait or watch sees it finished, or a blocking wait finds it finished
- *   while looking over the events nobody waits on (PoCL 3.1 and rusticl run
- *   no callback for a failed command; cw looks whenever its records have
- *   doubled),
+ * notifier watches there are on it (OpenCL cannot unregister one), and keeps
+ * a small record of it and a reference on the event, from the first wait or
+ * watch that registers the callback until
+ * - a wait or watch on the event sees it finished (when the callback runs it
+ *   wakes every wait and watch on the event to read the status),
+ * - a callback wait (cw_wait, cw_wait_all, cw_wait_any) that registers a
+ *   callback on some event finds this one finished while looking over the
+ *   records nobody waits on, which it does whenever their number has
+ *   doubled since the last look: this is how the record goes of an event
+ *   whose waits all left before it finished, and of a failed command (PoCL
+ *   3.1 and rusticl run no callback for one),
  * - or this call.
- * Call it for an event that may never finish (a user event that will never
- * be set) once you stop waiting on it, so that cw holds nothing of it. Waits
- * still pending on the event are woken to read its status and go on waiting.
- * Any thread, but not inside a callback of that same event (cw releases its
- * reference there); NULL is ignored.
+ * The exception: a wait with CW_WAIT_OWN_CALLBACK that found no record
+ * registers a callback of its own, one more on the event, and keeps nothing.
+ * Call this for an event that may never finish (a user event that will
+ * never be set) once you stop waiting on it, so that cw holds nothing of it.
+ * Waits still pending on the event are woken to read its status and go on
+ * waiting. Any thread, but not inside a callback of that same event (cw
+ * releases its reference there); NULL is ignored.
  */
 CW_API void cw_event_forget(cl_event event);
 

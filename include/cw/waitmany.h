@@ -22,17 +22,20 @@ extern "C" {
  * futex parker of its own), so n events cost n completions and one sleeping
  * thread, not n threads. A parker token only says "something changed": after
  * every wake-up they look at every completion. As with cw_wait, the status of
- * every unfinished event is read after check_interval_us, 2x, 4x ... 16x it,
- * because no callback fires for a failed command on PoCL 3.1 and rusticl.
- * The options' flags, timeout_us and check_interval_us apply as for cw_wait.
+ * every unfinished event is read on the schedule of check_interval_us
+ * (cw/wait.h), because no callback fires for a failed command on PoCL 3.1
+ * and rusticl. The options' flags (except CW_WAIT_OWN_CALLBACK, ignored),
+ * timeout_us and check_interval_us apply as for cw_wait, and so does what cw
+ * keeps of the events afterwards (cw_event_forget).
  * A caller's own parker may hold one leftover token afterwards (a callback
  * that landed as the wait ended); cw's waits re-check after every park, so
  * that only costs a spurious wake-up.
  *
  * Bad input, for both calls: `events` NULL, `n` 0, `n` > CW_WAIT_MANY_MAX, a
  * NULL entry, or an option out of range (as cw_wait) -> CW_ERR_INVALID_ARGUMENT,
- * with no event touched. Allocation failure or an exhausted completion pool
- * -> CW_ERR_NO_MEMORY.
+ * with no event touched and no status written. Allocation failure or an
+ * exhausted completion pool -> CW_ERR_NO_MEMORY, with the outputs
+ * unspecified.
  */
 
 /*
@@ -62,7 +65,7 @@ CW_API int cw_wait_all(const cl_event *events, size_t n, const cw_wait_options *
  * several are found finished at once), the index of the event whose status
  * could not be read, or n on timeout and bad input; `*status` receives that
  * event's execution status or OpenCL error (on timeout: the last status
- * read of events[0]). Returns
+ * read of events[0]; on bad input it is not written). Returns
  *   CW_OK                  events[*index] completed,
  *   CW_ERR_COMMAND_FAILED  events[*index] failed (a failure counts as finished),
  *   CW_ERR_TIMEOUT         none finished before the deadline,

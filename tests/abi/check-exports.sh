@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# libcw-opencl.so must export exactly the public functions listed in exports.txt:
+# A library must export exactly the functions listed (libcw-opencl.so: the public
+# API in exports.txt; libcw_preload.so: tests/preload/exports.txt):
 # nothing internal leaks out, nothing public goes missing.
-# Usage: tests/abi/check-exports.sh LIBCW_SO EXPORTS_TXT
+# Usage: tests/abi/check-exports.sh LIBRARY_SO EXPORTS_TXT
 set -euo pipefail
 lib=$1
 list=$2

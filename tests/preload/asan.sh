@@ -60,7 +60,7 @@ check() { # name, then the command
 }
 py=/usr/bin/python3
 check "preload_codes" "$plain/tests/preload_codes"
-check "cw-example" "$plain/bench/cw-example" --launches 5
+check "cw-example" "$plain/examples/cw-example" --launches 5
 # Python leaks at exit by design, and LeakSanitizer then ends the process
 # (_exit) before the preload writes its profile. So first one run with the
 # leak check, whose reports must not name the preload, then the full check

@@ -5,17 +5,20 @@
 # `pip install --no-build-isolation` of bindings/python, then its pytest
 # suite run from outside the source tree, so that it tests the installed
 # package (tests/test_api.py checks where cw was imported from).
-#   build   libcw from the build folder, through CW_LIBRARY
-#   prefix  `cmake --install` into a scratch prefix, CW_LIBRARY unset: libcw
-#           found through pkg-config (PKG_CONFIG_PATH); then an import that
-#           finds it through the loader (LD_LIBRARY_PATH)
-# Usage: tests/python/installed.sh build|prefix SOURCE_DIR BUILD_DIR WORK_DIR PYTHON
+#   build   the library of the build folder (LIBRARY, $<TARGET_FILE:cw>),
+#           through CW_LIBRARY
+#   prefix  `cmake --install` into a scratch prefix, CW_LIBRARY unset: the
+#           installed libcw-opencl.so.<major> found through pkg-config
+#           (PKG_CONFIG_PATH to its cw-opencl.pc); then an import that finds
+#           it through the loader (LD_LIBRARY_PATH)
+# Usage: tests/python/installed.sh build|prefix SOURCE_DIR BUILD_DIR WORK_DIR PYTHON LIBRARY
 set -euo pipefail
 mode=$1
 src=$(cd "$2" && pwd)
 build=$(cd "$3" && pwd)
 work=$4
 py=$5
+library=$6
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -34,23 +37,35 @@ unset PYTHONPATH CW_LIBRARY
 export CW_EXPECT_INSTALLED=1 PYTHONDONTWRITEBYTECODE=1
 case "$mode" in
 build)
-    export CW_LIBRARY=$build/libcw-opencl.so CW_EXPECT_FOUND_BY=CW_LIBRARY
+    export CW_LIBRARY=$library CW_EXPECT_FOUND_BY=CW_LIBRARY
     export CW_INCLUDE_DIRS=$src/include:$build/include
     ;;
 prefix)
     cmake --install "$build" --prefix "$work/prefix" >/dev/null
-    pcdir=$(dirname "$(find "$work/prefix" -name cw-opencl.pc -path '*/pkgconfig/*' -print -quit)")
+    pc=$(find "$work/prefix" -name cw-opencl.pc -path '*/pkgconfig/*' -print -quit)
+    if [ -z "$pc" ]; then
+        echo "cmake --install put no pkgconfig/cw-opencl.pc under $work/prefix" >&2
+        exit 1
+    fi
+    pcdir=$(dirname "$pc")
     libdir=$(dirname "$pcdir")
+    # The installed distribution's version, read without importing cw (which
+    # needs the library): its major version is the soname's.
+    version=$("$vpy" -c 'import importlib.metadata as m; print(m.version("cw-opencl"))')
+    soname=libcw-opencl.so.${version%%.*}
     # The loader route first, with pkg-config out of the way.
     found=$(LD_LIBRARY_PATH=$libdir PKG_CONFIG_PATH=/nonexistent PKG_CONFIG_LIBDIR=/nonexistent \
         "$vpy" -c 'import cw; print(cw.library_found_by(), cw.library_path())')
     echo "through the loader: $found"
-    case "$found" in loader\ *) ;; *) echo "expected libcw through the loader" >&2; exit 1 ;; esac
+    if [ "$found" != "loader $soname" ]; then
+        echo "expected 'loader $soname'" >&2
+        exit 1
+    fi
     export PKG_CONFIG_PATH=$pcdir CW_EXPECT_FOUND_BY=pkg-config
     export CW_INCLUDE_DIRS=$work/prefix/include
     ;;
 *)
-    echo "usage: $0 build|prefix SOURCE_DIR BUILD_DIR WORK_DIR PYTHON" >&2
+    echo "usage: $0 build|prefix SOURCE_DIR BUILD_DIR WORK_DIR PYTHON LIBRARY" >&2
     exit 2
     ;;
 esac

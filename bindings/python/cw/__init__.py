@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
 """cw for Python: wait on OpenCL events without burning a core.
 
-A ctypes binding of libcw. Events are pyopencl events (anything with an
-``int_ptr``) or raw ``cl_event`` handles as ints::
+A ctypes binding of cw's C library (libcw-opencl). Events are pyopencl
+events (``pyopencl.Event`` and its subclasses ``UserEvent`` and
+``NannyEvent``, checked with ``isinstance``) or raw ``cl_event`` handles
+wrapped in ``cw.RawEvent(handle)``, which says the caller vouches for them.
+Any other object, plain ints included, raises TypeError::
 
     status = cw.wait(event, strategy="cooperative", timeout=0.5)
     statuses = cw.wait_all([ev1, ev2])
@@ -17,8 +20,11 @@ the running loop watches: any number of awaits share one descriptor and no
 thread. Failures raise ``CwError`` subclasses that carry the OpenCL status
 and its name.
 
-libcw is found through ``$CW_LIBRARY`` (a path), else the loader's search
-(``ctypes.util.find_library``), else ``pkg-config --variable=libdir cw``.
+The library is ``$CW_LIBRARY`` (a path), else ``libcw-opencl.so.<major>``
+through the loader's search, else that file in ``pkg-config --variable=libdir
+cw-opencl``. A file there that is not cw's library (it lacks
+``cw_notifier_watch``), or not a compatible version, is skipped; one named by
+``$CW_LIBRARY`` is never skipped: the import fails (``LibraryNotFound``).
 """
 
 from __future__ import annotations
@@ -28,9 +34,12 @@ import ctypes
 import itertools
 import math
 import numbers
+import reprlib
+import sys
 import threading
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import (Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple,
                     Union)
 
@@ -42,16 +51,15 @@ __all__ = [
     "__version__", "CL_COMPLETE", "CL_RUNNING", "CL_SUBMITTED", "CL_QUEUED",
     "CHECK_INTERVAL_MAX", "SPIN_US_MAX", "WAIT_MANY_MAX", "TIMEOUT_MAX",
     "CwError", "InvalidArgument", "InvalidEvent", "Timeout", "CommandFailed", "OpenCLError",
-    "NoMemory", "Unsupported", "NoResources", "LibraryNotFound",
+    "NoMemory", "Unsupported", "NoResources", "LibraryNotFound", "RawEvent",
     "wait", "wait_all", "wait_any", "wait_async", "wait_all_async", "wait_any_async",
     "Notifier", "Stats", "stats", "reset_stats", "strategies", "strerror", "status_name",
     "library_path", "library_found_by", "library_version", "library_version_string",
 ]
 
+# load() checked the library's identity and version and declared its functions.
 _lib, _found_by = _ffi.load()
-# The version first: an incompatible libcw may lack functions declare() needs.
 _library_version = _ffi.check_version(_lib)
-_ffi.declare(_lib)
 
 # Execution statuses (CL/cl.h).
 CL_COMPLETE = 0
@@ -80,13 +88,17 @@ class _HasIntPtr(Protocol):
     def int_ptr(self) -> int: ...
 
 
-Event = Union[int, _HasIntPtr]
-"""A pyopencl event (or anything with an ``int_ptr``) or a raw cl_event handle."""
+_INT_MIN, _INT_MAX = -2 ** (8 * ctypes.sizeof(ctypes.c_int) - 1), 2 ** (
+    8 * ctypes.sizeof(ctypes.c_int) - 1) - 1
 
 
 def strerror(code: int) -> str:
-    """cw_strerror: a short description of a cw_error code."""
-    return _lib.cw_strerror(code).decode()
+    """cw_strerror: a short description of a cw_error code (an int)."""
+    if isinstance(code, bool) or not isinstance(code, numbers.Integral):
+        raise TypeError("strerror() takes a cw_error code (an int), not %s" % _describe(code))
+    if not _INT_MIN <= code <= _INT_MAX:
+        raise _bad("a cw_error code is a C int, in %d..%d; got %d" % (_INT_MIN, _INT_MAX, code))
+    return _lib.cw_strerror(int(code)).decode()
 
 
 def status_name(status: int) -> str:
@@ -197,6 +209,13 @@ def _timeout_us(timeout: Optional[float]) -> Optional[int]:
         return None
     us = math.ceil(t * 1_000_000)
     if us > _ffi.INT64_MAX:
+        # Near INT64_MAX µs the float product rounds up past it (TIMEOUT_MAX
+        # itself becomes 2**63): decide on the exact value. Only here: below,
+        # the float product is what people mean (0.001 s is 1000 µs, where the
+        # double nearest 0.001 is a little more).
+        exact = t if isinstance(t, numbers.Rational) else Fraction(float(t))
+        us = math.ceil(exact * 1_000_000)
+    if us > _ffi.INT64_MAX:
         raise _bad("timeout must be at most %d.%06d s (INT64_MAX microseconds, the range of "
                    "cw_wait_options.timeout_us), got %r; use None or float('inf') for no "
                    "timeout" % (divmod(_ffi.INT64_MAX, 1_000_000) + (timeout,)))
@@ -245,18 +264,107 @@ def _strategy(strategy: Union[str, int]) -> int:
 _HANDLE_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_void_p)) - 1
 
 
-def _handle(event: Event) -> int:
-    handle: Any
-    if isinstance(event, int) and not isinstance(event, bool):
-        handle = event
-    else:
-        handle = getattr(event, "int_ptr", None)  # pyopencl
-        if isinstance(handle, bool) or not isinstance(handle, int):
-            hint = " (use wait_all or wait_any for several)" if isinstance(
-                event, (list, tuple)) else ""
-            raise TypeError("expected a pyopencl event or a cl_event handle, got %r%s"
-                            % (event, hint))
+def _handle_value(handle: Any) -> int:
+    if isinstance(handle, bool) or not isinstance(handle, numbers.Integral):
+        raise TypeError("a cl_event handle is an int, not %s" % _describe(handle))
     if not 0 < handle <= _HANDLE_MAX:
+        raise _bad("a cl_event handle must be in 1..%#x, got %r" % (_HANDLE_MAX, handle))
+    return int(handle)
+
+
+class RawEvent:
+    """A raw ``cl_event`` handle (an int) that the caller vouches for.
+
+    The waits accept pyopencl events, whose handles pyopencl keeps valid,
+    and this: the one way to pass a handle from elsewhere (another binding,
+    C code, ``pyopencl.Event.int_ptr``). cw cannot check it: the handle goes
+    to OpenCL as it is, and one that is not a live ``cl_event`` (released,
+    or another kind of object) is undefined behaviour in the OpenCL
+    implementation, a crash at best. Keep the event alive (retained) until
+    the wait returns. Plain ints are refused so that no stray number, such as
+    a pyopencl Context's ``int_ptr``, is taken for an event by accident.
+
+    ``RawEvent(handle)``: handle is an int in 1..(2**64 - 1) (not a bool);
+    TypeError or InvalidArgument otherwise.
+    """
+
+    __slots__ = ("_handle",)
+
+    def __init__(self, handle: int):
+        self._handle = _handle_value(handle)
+
+    @property
+    def handle(self) -> int:
+        """The cl_event handle, as an int."""
+        return self._handle
+
+    def __repr__(self) -> str:
+        return "cw.RawEvent(%#x)" % self._handle
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is RawEvent and other._handle == self._handle  # type: ignore
+
+    def __hash__(self) -> int:
+        return hash((RawEvent, self._handle))
+
+
+Event = Union[_HasIntPtr, RawEvent]
+"""A ``pyopencl.Event`` (any subclass: ``UserEvent``, ``NannyEvent``) or a
+``cw.RawEvent``."""
+
+_repr = reprlib.Repr()
+_repr.maxother = 80
+_repr.maxstring = 40
+
+
+def _describe(value: Any) -> str:
+    """What was passed, for a TypeError: its type and a bounded repr."""
+    t = type(value)
+    module = t.__module__
+    if module.startswith("pyopencl.") and getattr(sys.modules.get("pyopencl"), t.__qualname__,
+                                                  None) is t:
+        module = "pyopencl"  # pyopencl._cl.Context is pyopencl.Context
+    name = t.__qualname__ if module == "builtins" else "%s.%s" % (module, t.__qualname__)
+    return "%s %s" % (name, _repr.repr(value))
+
+
+# pyopencl.Event once pyopencl is imported. The binding does not import
+# pyopencl itself (it works without it): an object cannot be a pyopencl
+# event unless pyopencl is already in sys.modules.
+_pyopencl_event: Optional[type] = None
+
+
+def _pyopencl_event_class() -> Optional[type]:
+    global _pyopencl_event
+    cls = getattr(sys.modules.get("pyopencl"), "Event", None)
+    if isinstance(cls, type):
+        _pyopencl_event = cls
+        return cls
+    return None
+
+
+def _handle(event: Event) -> int:
+    """The cl_event handle of a pyopencl event or a RawEvent; TypeError for
+    anything else. Only pyopencl's Event class is trusted to hold a live
+    event: other pyopencl objects (Context, Buffer, ...) have an ``int_ptr``
+    too, and handing one to OpenCL as an event crashes or misbehaves."""
+    cls = _pyopencl_event or _pyopencl_event_class()
+    if cls is not None and isinstance(event, cls):
+        handle = event.int_ptr
+    elif type(event) is RawEvent:
+        return event.handle  # checked when it was made
+    else:
+        hint = ""
+        if isinstance(event, (list, tuple)):
+            hint = " (use wait_all or wait_any for several)"
+        elif isinstance(event, numbers.Integral) and not isinstance(event, bool):
+            hint = " (wrap a raw cl_event handle in cw.RawEvent(handle), which says it is trusted)"
+        elif cls is not None and type(event).__module__.startswith("pyopencl"):
+            hint = " (only events are waited on, not other OpenCL objects)"
+        raise TypeError("expected a pyopencl event (pyopencl.Event, UserEvent, NannyEvent) or "
+                        "a cw.RawEvent, got %s%s" % (_describe(event), hint))
+    if not 0 < handle <= _HANDLE_MAX:
+        # pyopencl.Event.from_int_ptr(0) makes one
         raise _bad("a cl_event handle must be in 1..%#x, got %r" % (_HANDLE_MAX, handle))
     return handle
 
@@ -276,6 +384,9 @@ def _options(strategy: Union[str, int], check_interval: Optional[float],
              spin_us: Optional[int], flush: bool) -> _ffi.WaitOptions:
     opts = _ffi.WaitOptions()  # zeroed: reserved fields must stay 0
     opts.strategy = _strategy(strategy)
+    if not isinstance(flush, bool):
+        # A truthiness test would take flush="no" for True.
+        raise TypeError("flush must be True or False, not %s" % _describe(flush))
     opts.flags = 0 if flush else _C["CW_WAIT_NO_FLUSH"]
     opts.check_interval_us = _check_interval_us(check_interval)
     opts.spin_us = _spin_us(spin_us)
@@ -315,11 +426,13 @@ def wait(event: Event, *, strategy: Union[str, int] = "default",
          spin_us: Optional[int] = None, flush: bool = True) -> int:
     """Wait for ``event`` in libcw with the GIL released (cw_wait).
 
-    strategy: a name from ``strategies()``. timeout: seconds, None or
+    event: a ``pyopencl.Event`` (or subclass) or a ``cw.RawEvent``; any
+    other object raises TypeError. strategy: a name from ``strategies()``. timeout: seconds, None or
     ``float('inf')`` for none. check_interval: seconds before the first
     status check for a failed command (None: cw's 16 ms). spin_us: the spin
     budget of spin-park and auto, in microseconds (None: cw's default).
-    flush=False passes CW_WAIT_NO_FLUSH. Returns the execution status,
+    flush: True or False (TypeError otherwise); False passes
+    CW_WAIT_NO_FLUSH. Returns the execution status,
     CL_COMPLETE; raises CommandFailed, Timeout or another CwError.
     """
     handle = _handle(event)
@@ -382,6 +495,13 @@ def wait_any(events: Iterable[Event], *, strategy: Union[str, int] = "default",
 
 # --- asyncio ---------------------------------------------------------------------
 
+import struct as _struct  # noqa: E402  (here with the code that uses it)
+
+# One cw_notifier_result (tag, rc, status) as the drain writes it: unpacking a
+# batch with one C loop costs a fraction of reading the ctypes fields one by one.
+_RESULT = _struct.Struct("=Qii")
+assert _RESULT.size == ctypes.sizeof(_ffi.NotifierResult)
+
 
 class Notifier:
     """A cw_notifier on an asyncio loop: awaits any number of events on one
@@ -408,6 +528,7 @@ class Notifier:
         # tag -> (future, event): the event object stays alive while watched.
         self._waiting: Dict[int, Tuple[asyncio.Future, Any]] = {}
         self._results = (_ffi.NotifierResult * self._BATCH)()
+        self._bytes = memoryview(self._results).cast("B")
         self._reading = False
 
     @property
@@ -420,7 +541,8 @@ class Notifier:
         return _lib.cw_notifier_pending(self._ptr) if self._ptr else 0
 
     def watch(self, event: Event) -> Tuple[int, asyncio.Future]:
-        """Start watching ``event``: returns (tag, future of its status)."""
+        """Start watching ``event`` (a pyopencl event or a ``cw.RawEvent``;
+        TypeError otherwise): returns (tag, future of its status)."""
         if not self._ptr:
             raise _bad("the notifier is closed")
         handle = _handle(event)
@@ -444,7 +566,8 @@ class Notifier:
         self._idle()
 
     async def _watched(self, events: Sequence[Event], timeout: Optional[float],
-                       body: Callable[[List[asyncio.Future]], Any]) -> Any:
+                       body: Callable[[List[asyncio.Future]], Any],
+                       last_look: Callable[[], Any]) -> Any:
         timeout_us = _timeout_us(timeout)
         tags: List[int] = []
         futs: List[asyncio.Future] = []
@@ -459,7 +582,11 @@ class Notifier:
             try:
                 return await asyncio.wait_for(coro, timeout_us / 1e6)
             except asyncio.TimeoutError:
-                raise Timeout(_TIMEOUT) from None
+                pass
+            # The timeout passed: answer as the synchronous wait would now, with a
+            # Timeout carrying the statuses it read, or the result or failure
+            # of an event that finished on the deadline.
+            return last_look()
         finally:
             for tag, fut in zip(tags, futs):
                 # A cancelled await cancels its future too: its watch must go.
@@ -471,7 +598,8 @@ class Notifier:
     async def wait(self, event: Event, timeout: Optional[float] = None) -> int:
         """Await ``event``; returns its status or raises like ``cw.wait``."""
         _handle(event)
-        return await self._watched([event], timeout, lambda futs: futs[0])
+        return await self._watched([event], timeout, lambda futs: futs[0],
+                                   lambda: _last_look(wait, event))
 
     async def wait_all(self, events: Iterable[Event], timeout: Optional[float] = None
                        ) -> List[int]:
@@ -495,7 +623,7 @@ class Notifier:
                 raise first
             return statuses
 
-        return await self._watched(events, timeout, body)
+        return await self._watched(events, timeout, body, lambda: _last_look(wait_all, events))
 
     async def wait_any(self, events: Iterable[Event], timeout: Optional[float] = None
                        ) -> Tuple[int, int]:
@@ -512,21 +640,24 @@ class Notifier:
                 raise exc
             return i, futs[i].result()
 
-        return await self._watched(events, timeout, body)
+        return await self._watched(events, timeout, body, lambda: _last_look(wait_any, events))
 
     def _on_readable(self) -> None:
-        # Level-triggered: drain until a batch comes back short.
+        # Level-triggered: drain until a batch comes back short. Runs once per
+        # wake-up of the loop, on its thread: every step here is paid per event.
+        drain, results, batch, waiting = _lib.cw_notifier_drain, self._results, self._BATCH, \
+            self._waiting
         while self._ptr:
-            k = _lib.cw_notifier_drain(self._ptr, self._results, self._BATCH)
-            for r in self._results[:k]:
-                fut, _ = self._waiting.pop(r.tag, (None, None))
-                if fut is None or fut.done():
+            k = drain(self._ptr, results, batch)
+            for tag, rc, status in _RESULT.iter_unpack(self._bytes[:k * _RESULT.size]):
+                entry = waiting.pop(tag, None)
+                if entry is None or entry[0].done():
                     continue
-                if r.rc == _OK:
-                    fut.set_result(r.status)
+                if rc == _OK:
+                    entry[0].set_result(status)
                 else:
-                    fut.set_exception(_error(r.rc, r.status))
-            if k < self._BATCH:
+                    entry[0].set_exception(_error(rc, status))
+            if k < batch:
                 break
         self._idle()
 
@@ -539,6 +670,7 @@ class Notifier:
         """Destroy the notifier; pending awaits are cancelled."""
         if not self._ptr:
             return
+        self._bytes.release()
         if self._reading:
             self._loop.remove_reader(self._fd)
             self._reading = False
@@ -560,31 +692,64 @@ class Notifier:
             self._ptr = None
 
 
+def _last_look(sync_wait: Callable[..., Any], events: Any) -> Any:
+    """After an asynchronous wait's timeout: the synchronous wait with the
+    shortest timeout (1 µs), without flushing, from the loop's thread."""
+    return sync_wait(events, timeout=0, flush=False)
+
+
 # One notifier per running loop, kept only while awaits are pending: the
 # loop is not referenced once its last await finished.
 _loop_notifiers: Dict[asyncio.AbstractEventLoop, Notifier] = {}
 
 
-async def _shared(use: Callable[[Notifier], Any]) -> Any:
-    loop = asyncio.get_running_loop()
+def _notifier_of(loop: asyncio.AbstractEventLoop) -> Notifier:
     n = _loop_notifiers.get(loop)
     if n is None:
         n = _loop_notifiers[loop] = Notifier(loop)
+    return n
+
+
+def _unshare(loop: asyncio.AbstractEventLoop, n: Notifier) -> None:
+    if not n._waiting and _loop_notifiers.get(loop) is n:
+        del _loop_notifiers[loop]
+        n.close()
+
+
+async def _shared(use: Callable[[Notifier], Any]) -> Any:
+    loop = asyncio.get_running_loop()
+    n = _notifier_of(loop)
     try:
         return await use(n)
     finally:
-        if not n._waiting and _loop_notifiers.get(loop) is n:
-            del _loop_notifiers[loop]
-            n.close()
+        _unshare(loop, n)
 
 
 async def wait_async(event: Event, *, timeout: Optional[float] = None) -> int:
     """Await ``event`` on the running loop through its shared notifier.
 
     timeout: seconds, None or ``float('inf')`` for none. Returns CL_COMPLETE
-    or raises CommandFailed, Timeout or another CwError.
+    or raises CommandFailed, Timeout or another CwError. When the timeout
+    passes, the answer is ``cw.wait``'s at 1 µs: a Timeout with the status
+    read, as the synchronous wait's, or the result of an event that
+    finished on the deadline.
     """
-    return await _shared(lambda n: n.wait(event, timeout))
+    if timeout is not None:
+        return await _shared(lambda n: n.wait(event, timeout))
+    # The common case, awaited per event by the thousand: one watch and its
+    # future, without the layers of coroutines that timeouts and many events
+    # need (each is paid again when the await resumes).
+    loop = asyncio.get_running_loop()
+    n = _notifier_of(loop)
+    try:
+        tag, fut = n.watch(event)
+        try:
+            return await fut
+        finally:
+            if not fut.done() or fut.cancelled():
+                n.cancel(tag)  # the await was cancelled: its watch must go
+    finally:
+        _unshare(loop, n)
 
 
 async def wait_all_async(events: Iterable[Event], *, timeout: Optional[float] = None
@@ -649,12 +814,13 @@ def strategies() -> List[str]:
 
 
 def library_path() -> str:
-    """The path or name libcw was loaded from."""
+    """The path the library was loaded from, or its soname
+    (libcw-opencl.so.<major>) when the loader's search found it."""
     return str(_lib._name)
 
 
 def library_found_by() -> str:
-    """How libcw was found: "CW_LIBRARY", "loader" or "pkg-config"."""
+    """How the library was found: "CW_LIBRARY", "loader" or "pkg-config"."""
     return _found_by
 
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The C side: constants and structures mirrored from cw's headers, finding
-and loading libcw, and the function signatures.
+and loading cw's library (libcw-opencl.so.<major>), and the function
+signatures.
 
 Everything here that copies a header (CONSTANTS, CL_STATUS_NAMES, the
 structures) is compared with the headers by tests/test_drift.py, which
@@ -10,7 +11,6 @@ compiles a small C program against them; keep the names identical to C.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import shutil
 import subprocess
@@ -126,79 +126,134 @@ STRUCTS = {"cw_wait_options": WaitOptions, "cw_notifier_result": NotifierResult,
 
 
 class LibraryNotFound(ImportError):
-    """libcw could not be loaded; the message lists every place tried."""
+    """No usable libcw-opencl: not found, not cw's library (another library
+    of that name, such as unixcw's Morse-code libcw), or a version this
+    binding cannot use. The message says what each place tried held."""
+
+
+# cw's library file: its soname, libcw-opencl.so.<major>, and its
+# pkg-config module. Not "libcw": Debian's libcw-dev (unixcw, Morse code)
+# installs libcw.so, libcw.so.7 and libcw.pc, with cw_* functions of its own.
+PKG_CONFIG_MODULE = "cw-opencl"
+
+# Functions only cw's library exports (unixcw's libcw has neither): a
+# library without them is another one, whatever its file is called, and is
+# not called into at all (its cw_version would be a different function).
+IDENTITY_SYMBOLS = ("cw_notifier_watch", "cw_strategy_from_name")
 
 
 def _major() -> int:
     return int(__version__.split(".")[0])
 
 
+def soname() -> str:
+    """The file name the binding loads: libcw-opencl.so.<its major version>."""
+    return "libcw-opencl.so.%d" % _major()
+
+
 def _pkg_config_libdir() -> Tuple[Optional[str], str]:
-    """(libdir or None, what happened), from `pkg-config --variable=libdir cw`."""
+    """(libdir or None, what happened), from `pkg-config --variable=libdir cw-opencl`."""
     exe = shutil.which(os.environ.get("PKG_CONFIG") or "pkg-config")
     if exe is None:
         return None, "pkg-config is not installed"
     try:
-        out = subprocess.run([exe, "--variable=libdir", "cw"], capture_output=True, text=True,
-                             timeout=10)
+        out = subprocess.run([exe, "--variable=libdir", PKG_CONFIG_MODULE], capture_output=True,
+                             text=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as e:
         return None, "pkg-config failed: %s" % e
     libdir = out.stdout.strip()
     if out.returncode != 0 or not libdir:
-        return None, "pkg-config knows no package 'cw' (PKG_CONFIG_PATH=%s)" % (
-            os.environ.get("PKG_CONFIG_PATH", ""))
+        return None, "pkg-config knows no module %r (PKG_CONFIG_PATH=%s)" % (
+            PKG_CONFIG_MODULE, os.environ.get("PKG_CONFIG_PATH", ""))
     return libdir, "libdir %s" % libdir
 
 
+def usable(lib: ctypes.CDLL) -> None:
+    """Raise LibraryNotFound unless ``lib`` is cw's library in a version
+    this binding can use; then give its functions their signatures.
+
+    The identity comes first, looked up without calling anything: only then
+    is cw_version called, and the version checked before declare() (an
+    incompatible libcw may lack functions declare() needs)."""
+    missing = [name for name in IDENTITY_SYMBOLS if not hasattr(lib, name)]
+    if missing:
+        hint = ""
+        if hasattr(lib, "cw_version"):
+            hint = " (it has a cw_version: unixcw's Morse-code libcw has one too)"
+        raise LibraryNotFound("%s is not cw's library %s: it has no %s%s"
+                              % (lib._name, soname(), " or ".join(missing), hint))
+    check_version(lib)
+    declare(lib)
+
+
 def _try(path: str, tried: List[str], how: str) -> Optional[ctypes.CDLL]:
+    """Load ``path`` and check it is usable, or note in ``tried`` why not."""
     try:
-        return ctypes.CDLL(path)
+        lib = ctypes.CDLL(path)
     except OSError as e:
         tried.append("%s: %s" % (how, e))
         return None
+    try:
+        usable(lib)
+    except ImportError as e:
+        # Left loaded: unloading a library whose constructors ran is not
+        # safe in general, and ctypes offers no dlclose.
+        tried.append("%s: skipped: %s" % (how, e))
+        return None
+    return lib
 
 
 def load() -> Tuple[ctypes.CDLL, str]:
-    """Load libcw: $CW_LIBRARY, else the loader's search, else pkg-config's
-    libdir. Returns the library and how it was found."""
+    """Load cw's library and declare its functions: $CW_LIBRARY, else the
+    loader's search for libcw-opencl.so.<major>, else that file in
+    pkg-config's libdir of cw-opencl. Returns the library and how it was
+    found. A file of the right name that is not cw's library, or not a
+    compatible version, is skipped (the next place is tried); $CW_LIBRARY
+    is never skipped: it is used, or the import fails."""
     tried: List[str] = []
     env = os.environ.get("CW_LIBRARY")
     if env:
         # An explicit path is never replaced by another copy found elsewhere:
-        # silently loading a different libcw would hide the mistake.
-        lib = _try(env, tried, "CW_LIBRARY=%s" % env)
-        if lib is None:
-            raise LibraryNotFound("cannot load libcw from CW_LIBRARY: %s. Set CW_LIBRARY to the "
-                                  "path of libcw.so.%d, or unset it to search the system."
-                                  % (tried[0], _major()))
+        # silently loading a different library would hide the mistake.
+        try:
+            lib = ctypes.CDLL(env)
+        except OSError as e:
+            raise LibraryNotFound("cannot load cw's library from CW_LIBRARY=%s: %s. Set "
+                                  "CW_LIBRARY to the path of %s, or unset it to search the "
+                                  "system." % (env, e, soname())) from None
+        try:
+            usable(lib)
+        except ImportError as e:
+            raise LibraryNotFound("CW_LIBRARY=%s cannot be used: %s. Set CW_LIBRARY to the "
+                                  "path of %s (e.g. build/libcw-opencl.so in a cw build "
+                                  "folder), or unset it to search the system."
+                                  % (env, e, soname())) from None
         return lib, "CW_LIBRARY"
     tried.append("CW_LIBRARY: not set")
 
-    found = ctypes.util.find_library("cw")
-    if found:
-        lib = _try(found, tried, "ctypes.util.find_library('cw') -> %s" % found)
-        if lib is not None:
-            return lib, "loader"
-    else:
-        tried.append("ctypes.util.find_library('cw'): not found (ldconfig cache, LD_LIBRARY_PATH)")
+    # The exact soname, which is what a program linked with -lcw-opencl
+    # loads: the loader's search (LD_LIBRARY_PATH, the ldconfig cache, the
+    # default directories).
+    lib = _try(soname(), tried, "the loader (%s)" % soname())
+    if lib is not None:
+        return lib, "loader"
 
     libdir, what = _pkg_config_libdir()
     if libdir is None:
-        tried.append("pkg-config --variable=libdir cw: " + what)
+        tried.append("pkg-config --variable=libdir %s: %s" % (PKG_CONFIG_MODULE, what))
     else:
-        # The soname first: it is what a program linked against libcw loads.
-        for name in ("libcw.so.%d" % _major(), "libcw.so"):
-            path = os.path.join(libdir, name)
-            lib = _try(path, tried, "pkg-config (%s) -> %s" % (what, path))
-            if lib is not None:
-                return lib, "pkg-config"
+        path = os.path.join(libdir, soname())
+        lib = _try(path, tried, "pkg-config (%s) -> %s" % (what, path))
+        if lib is not None:
+            return lib, "pkg-config"
 
     raise LibraryNotFound(
-        "libcw (cw's C library) was not found. Tried, in order:\n  - " + "\n  - ".join(tried)
-        + "\nTo fix: set CW_LIBRARY to the path of libcw.so.%d (e.g. build/libcw.so in a cw "
+        "cw's library %s was not found. Tried, in order:\n  - " % soname()
+        + "\n  - ".join(tried)
+        + "\nTo fix: set CW_LIBRARY to the path of %s (e.g. build/libcw-opencl.so in a cw "
         "build folder); or install cw (cmake --install BUILD --prefix PREFIX) and either run "
-        "ldconfig / set LD_LIBRARY_PATH=PREFIX/lib, or add PREFIX/lib/pkgconfig to "
-        "PKG_CONFIG_PATH." % _major())
+        "ldconfig / set LD_LIBRARY_PATH=PREFIX/lib, or add PREFIX/lib/pkgconfig (where "
+        "%s.pc is) to PKG_CONFIG_PATH." % (soname(), PKG_CONFIG_MODULE))
 
 
 def declare(lib: ctypes.CDLL) -> None:
@@ -230,13 +285,13 @@ def declare(lib: ctypes.CDLL) -> None:
         try:
             fn = getattr(lib, name)
         except AttributeError:
-            raise ImportError("%s has no %s: it is not cw's library, or one older than this "
-                              "binding (%s)" % (lib._name, name, __version__)) from None
+            raise LibraryNotFound("%s has no %s: it is older than this binding (%s)"
+                                  % (lib._name, name, __version__)) from None
         fn.restype, fn.argtypes = res, args
 
 
 def check_version(lib: ctypes.CDLL) -> Tuple[int, int, int]:
-    """The library's (major, minor, patch); ImportError unless this binding
+    """The library's (major, minor, patch); LibraryNotFound unless this binding
     can use it: the same major version (ABI) and at least the minor version
     the binding was written for (the functions it calls)."""
     fn = lib.cw_version
@@ -245,7 +300,7 @@ def check_version(lib: ctypes.CDLL) -> Tuple[int, int, int]:
     have = (v // 10000, v // 100 % 100, v % 100)
     want = tuple(int(x) for x in __version__.split(".")[:2])
     if have[0] != want[0] or have[1] < want[1]:
-        raise ImportError("libcw %d.%d.%d at %s is not compatible with the cw binding %s: it "
-                          "needs libcw %d.x with x >= %d" % (have + (lib._name, __version__)
-                                                            + want))
+        raise LibraryNotFound("cw's library %d.%d.%d at %s is not compatible with the cw "
+                              "binding %s: it needs %d.x with x >= %d"
+                              % (have + (lib._name, __version__) + want))
     return have

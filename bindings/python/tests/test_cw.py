@@ -159,6 +159,28 @@ def test_cancelled_await_leaves_nothing(cl_env):
     asyncio.run(main())
 
 
+def test_cancelled_wait_async_leaves_nothing(cl_env):
+    ctx = cl_env[0]
+    a, b = cl.UserEvent(ctx), cl.UserEvent(ctx)
+
+    async def main():
+        first = asyncio.create_task(cw.wait_async(a))
+        second = asyncio.create_task(cw.wait_async(b))
+        await asyncio.sleep(0.01)
+        n = cw._loop_notifiers[asyncio.get_running_loop()]
+        assert n.pending == 2
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        assert n.pending == 1  # its watch went; the other await keeps the notifier
+        b.set_status(COMPLETE)
+        assert await second == COMPLETE
+        assert not cw._loop_notifiers  # the last await closed the shared notifier
+        a.set_status(COMPLETE)
+
+    asyncio.run(main())
+
+
 def test_bad_arguments(cl_env):
     ctx = cl_env[0]
     ev = cl.UserEvent(ctx)

@@ -43,8 +43,13 @@ def test_timeout_range(done, fn):
     rejects("NaN", lambda: fn(done, timeout=math.nan))
     rejects("seconds", lambda: fn(done, timeout="1"), TypeError)
     rejects("seconds", lambda: fn(done, timeout=True), TypeError)
-    # inf and None: no timeout. The largest valid values and 0 are accepted.
-    for ok in (math.inf, None, 0, 1e-9, 9.2e12, (2**63 - 1) // 10**6):
+    # Just above TIMEOUT_MAX: the next double up is over INT64_MAX µs.
+    rejects("INT64_MAX", lambda: fn(done, timeout=math.nextafter(cw.TIMEOUT_MAX, math.inf)))
+    # inf and None: no timeout. The largest valid values and 0 are accepted:
+    # TIMEOUT_MAX, the documented maximum, is INT64_MAX / 1e6 rounded to a
+    # double, whose float product with 1e6 rounds up to 2**63.
+    assert cw.TIMEOUT_MAX * 1e6 > _ffi.INT64_MAX
+    for ok in (math.inf, None, 0, 1e-9, 9.2e12, (2**63 - 1) // 10**6, cw.TIMEOUT_MAX):
         fn(done, timeout=ok)
 
 
@@ -58,6 +63,8 @@ def test_timeout_range_async(done):
             await cw.wait_any_async([done], timeout=-0.5)
         assert await cw.wait_async(done, timeout=math.inf) == COMPLETE
         assert await cw.wait_all_async([done], timeout=9.2e12) == [COMPLETE]
+        assert await cw.wait_async(done, timeout=cw.TIMEOUT_MAX) == COMPLETE
+        assert await cw.wait_any_async([done], timeout=cw.TIMEOUT_MAX) == (0, COMPLETE)
 
     asyncio.run(main())
 
@@ -120,13 +127,18 @@ def test_event_count_range(done):
 
 
 def test_handles_and_strategies(done):
-    rejects("handle", lambda: cw.wait(0))
-    rejects("handle", lambda: cw.wait(-1))
-    rejects("handle", lambda: cw.wait(2**64))
-    rejects("handle", lambda: cw.wait_all([done, 0]))
+    rejects("handle", lambda: cw.RawEvent(0))
+    rejects("handle", lambda: cw.RawEvent(-1))
+    rejects("handle", lambda: cw.RawEvent(2**64))
+    rejects("an int, not bool", lambda: cw.RawEvent(True), TypeError)
+    rejects("an int, not float", lambda: cw.RawEvent(1.0), TypeError)
+    rejects("an int, not str", lambda: cw.RawEvent("1"), TypeError)
+    # A pyopencl event without a handle (from_int_ptr(0)).
+    rejects("handle", lambda: cw.wait_all([done, cl.Event.from_int_ptr(0, False)]))
     rejects("wait_all or wait_any", lambda: cw.wait([done]), TypeError)
     rejects("pyopencl event", lambda: cw.wait(None), TypeError)
     rejects("pyopencl event", lambda: cw.wait(True), TypeError)
+    rejects("cw.RawEvent", lambda: cw.wait(done.int_ptr), TypeError)
     rejects("sequence", lambda: cw.wait_all(done), TypeError)
     rejects("unknown strategy", lambda: cw.wait(done, strategy="no-such"))
     n = len(cw.strategies())
@@ -134,4 +146,23 @@ def test_handles_and_strategies(done):
     rejects("outside", lambda: cw.wait(done, strategy=-1))
     rejects("outside", lambda: cw.wait(done, strategy=2**32))
     # A raw handle and a strategy given by number work as well as the usual forms.
-    assert cw.wait(done.int_ptr, strategy=n - 1) == COMPLETE
+    assert cw.wait(cw.RawEvent(done.int_ptr), strategy=n - 1) == COMPLETE
+
+
+def test_flush_takes_only_bools(done):
+    for bad in ("no", "", 0, 1, None, 1.0):
+        rejects("flush must be True or False", lambda: cw.wait(done, flush=bad), TypeError)
+        rejects("flush must be True or False", lambda: cw.wait_all([done], flush=bad),
+                TypeError)
+        rejects("flush must be True or False", lambda: cw.wait_any([done], flush=bad),
+                TypeError)
+    assert cw.wait(done, flush=False) == cw.wait(done, flush=True) == COMPLETE
+
+
+def test_strerror_arguments():
+    assert cw.strerror(C["CW_ERR_TIMEOUT"]) == "timed out"
+    for bad in ("x", 1.0, None, True, b"-3"):
+        rejects("a cw_error code", lambda: cw.strerror(bad), TypeError)
+    rejects("C int", lambda: cw.strerror(2**31))
+    rejects("C int", lambda: cw.strerror(-2**31 - 1))
+    assert cw.strerror(2**31 - 1) == cw.strerror(-2**31) == "unknown error"

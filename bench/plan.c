@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cw-bench: what a run will do, worked out from the options before anything
+ * runs: the cells, the launches in each, and an estimate of how long each
+ * part takes. The estimate is a model, not a measurement of this machine:
+ * each launch costs a fixed PLAN_LAUNCH_US plus its kernel's run time
+ * (the busy targets, or nominal rates for saxpy and for busy iterations),
+ * shared among the config's CPUs and stretched by PLAN_SHARE_FACTOR for the
+ * waiters that spin beside the device's workers. The constants come from
+ * the default run kept in results/bench (PoCL on 2 CPUs: 175 s, which the
+ * model puts at 187 s); --quick runs, made mostly of fixed costs, took 1.3
+ * to 2.5 times their 1.1 s estimate on a shared 2-CPU machine. --max-time
+ * still bounds every cell, and the plan says where the estimate reaches it.
+ */
+#include <stdio.h>
+
+#include "bench.h"
+
+/* One launch beyond its kernel's run time: enqueue, wait, profiling query,
+ * release (the latency cells: 47 us a launch in results/bench). */
+#define PLAN_LAUNCH_US 45.0
+/* Kernel run time a launch costs on a config's CPUs, as a multiple of the
+ * run time on one idle worker divided among them (the busy cells of
+ * results/bench: 1.45 on 1 CPU and on 2). */
+#define PLAN_SHARE_FACTOR 1.45
+/* saxpy per float on one worker: between a run whose arrays stay in cache
+ * (results/bench: 0.2 ns) and one that streams them from memory (1.1 ns). */
+#define PLAN_SAXPY_NS_PER_FLOAT 0.3
+/* The busy kernel per iteration and work-item on one worker, where only
+ * iterations are given (PoCL's calibration: 816 iterations of 1024
+ * work-items for 1 ms). */
+#define PLAN_BUSY_NS_PER_ITER_ITEM 1.25
+/* A child's exec and OpenCL set-up with the kernels in PoCL's cache (the
+ * first run after a kernel changes compiles them: seconds more). */
+#define PLAN_CONFIG_START_S 0.1
+/* One round trip of the floor's ping-pong: two wake-ups. */
+#define PLAN_FLOOR_TRIP_US 10.0
+
+static double kernel_us(const options *o, const kernel_spec *k) {
+    switch (k->kind) {
+    case K_BUSY:
+        if (k->target_us > 0)
+            return k->target_us;
+        return (double)k->iters * (double)o->busy_global * PLAN_BUSY_NS_PER_ITER_ITEM / 1e3;
+    case K_SAXPY:
+        return (double)o->saxpy_n * PLAN_SAXPY_NS_PER_FLOAT / 1e3;
+    case K_LATENCY:
+    default:
+        return 0;
+    }
+}
+
+/* The calibration child (calibrate.c): its warm-up, the fit's launches of
+ * up to about 1 ms, then two rounds of launches at each target. */
+static double calibration_s(const options *o) {
+    int reps = o->quick ? 5 : 9;
+    double s = PLAN_CONFIG_START_S + (o->quick ? 0.05 : 0.2) + reps * 1e-3;
+    for (int b = 0; b < o->nbusy; ++b)
+        s += 2 * reps * o->busy_us[b] / 1e6;
+    return s;
+}
+
+void make_plan(const options *o, const config *cfgs, int ncfg, const kernel_spec *ks, int nk,
+               bool calibrate, plan *p) {
+    cw_strategy strat[NSTRAT];
+    int ns = selected_strategies(o, strat);
+    p->ncfg = ncfg;
+    p->nk = nk;
+    p->ns = ns;
+    p->ncells = ncfg * nk;
+    /* Per cell: blocking's first launch, then every strategy's warm-up and
+     * timed launches (child.c, run_cell). */
+    p->cell_launches = 1 + (unsigned long)ns * (o->warmup + o->launches);
+    p->launches = p->cell_launches * (unsigned long)p->ncells;
+    p->calibration_s = calibrate ? calibration_s(o) : 0;
+    p->config_s =
+        PLAN_CONFIG_START_S +
+        ((double)o->floor_trips + (double)FLOOR_WARMUP_TRIPS * (nk + 1)) * PLAN_FLOOR_TRIP_US / 1e6;
+    p->total_s = p->calibration_s + ncfg * p->config_s;
+    p->at_max_time = 0;
+    for (int c = 0; c < ncfg; ++c)
+        for (int k = 0; k < nk; ++k) {
+            double run_us = kernel_us(o, &ks[k]) * PLAN_SHARE_FACTOR / cfgs[c].ncpus;
+            double s = (double)p->cell_launches * (PLAN_LAUNCH_US + run_us) / 1e6;
+            if (s < o->min_time)
+                s = o->min_time;
+            if (s >= o->max_time) {
+                s = o->max_time;
+                ++p->at_max_time;
+            }
+            p->cell_s[c * nk + k] = s;
+            p->total_s += s;
+        }
+}
+
+double plan_to_go(const plan *p, int cells_done) {
+    double s = 0;
+    for (int i = cells_done; i < p->ncells; ++i)
+        s += p->cell_s[i];
+    /* The start-up of every config whose first cell is still to come. */
+    int not_started = p->ncfg - cells_done / p->nk - (cells_done % p->nk != 0);
+    return s + not_started * p->config_s;
+}
+
+static void print_seconds(FILE *f, double s) {
+    if (s < 60)
+        fprintf(f, "%.1f s", s);
+    else
+        fprintf(f, "%.0f s (%.1f min)", s, s / 60);
+}
+
+void print_plan(FILE *f, const options *o, const plan *p) {
+    fprintf(f,
+            "[plan] %d cell%s (%d kernel%s x %d config%s) of %d strateg%s, %u launches and %u "
+            "warm-up per strategy: %lu launches; estimated about ",
+            p->ncells, p->ncells == 1 ? "" : "s", p->nk, p->nk == 1 ? "" : "s", p->ncfg,
+            p->ncfg == 1 ? "" : "s", p->ns, p->ns == 1 ? "y" : "ies", o->launches, o->warmup,
+            p->launches);
+    print_seconds(f, p->total_s);
+    fputs(p->calibration_s > 0 ? " with calibration and start-up" : " with start-up", f);
+    if (o->min_time > 0)
+        fprintf(f, "; a cell runs at least --min-time %g s", o->min_time);
+    if (p->at_max_time)
+        fprintf(f, "; %d cell%s reach%s --max-time %g s", p->at_max_time,
+                p->at_max_time == 1 ? "" : "s", p->at_max_time == 1 ? "es" : "", o->max_time);
+    fputc('\n', f);
+}

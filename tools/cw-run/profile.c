@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/* The profile of --stats (profile.h). */
+#include "profile.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "preload.h"
+
+static const char *const call_names[CWP_CALLS] = {
+    "clWaitForEvents",         "clFinish",
+    "clEnqueueReadBuffer",     "clEnqueueWriteBuffer",
+    "clEnqueueReadBufferRect", "clEnqueueWriteBufferRect",
+    "clEnqueueReadImage",      "clEnqueueWriteImage",
+    "clEnqueueMapBuffer",      "clEnqueueMapImage",
+    "clEnqueueSVMMemcpy",      "clEnqueueSVMMap",
+};
+
+const char *cwp_call_name(enum cwp_call k) {
+    return call_names[k];
+}
+
+/*
+ * Durations go into a log-linear histogram: exact below 16 ns, then 16
+ * buckets per power of two (a bucket is at most 1/16 = 6.25% wide), so the
+ * percentiles are within about 3% of the true value, with lock-free
+ * counting and fixed memory however long the program runs.
+ */
+#define HIST_SUB 16
+#define HIST_BUCKETS (HIST_SUB + (64 - 4) * HIST_SUB)
+
+static unsigned hist_index(uint64_t ns) {
+    if (ns < HIST_SUB)
+        return (unsigned)ns;
+    unsigned e = 63u - (unsigned)__builtin_clzll(ns); /* >= 4 */
+    unsigned sub = (unsigned)(ns >> (e - 4)) & (HIST_SUB - 1);
+    return HIST_SUB + (e - 4) * HIST_SUB + sub;
+}
+
+/* The middle of bucket i, in ns. */
+static double hist_value(unsigned i) {
+    if (i < HIST_SUB)
+        return i;
+    unsigned e = (i - HIST_SUB) / HIST_SUB + 4, sub = (i - HIST_SUB) % HIST_SUB;
+    double width = (double)(1ull << (e - 4));
+    return ((double)(HIST_SUB + sub) + 0.5) * width;
+}
+
+/* Counters only: each is read on its own at exit, so relaxed order. */
+typedef struct call_stats {
+    _Atomic uint64_t count, wall_ns, failed, hangs;
+    _Atomic uint64_t started, cpu_samples, cpu_ns;
+    _Atomic uint64_t hist[HIST_BUCKETS];
+} call_stats;
+
+static call_stats stats[CWP_CALLS];
+
+/* How clFinish waited under the cw strategies: on the queue's last command
+ * or on a marker. */
+static _Atomic uint64_t finish_on_last, finish_on_marker;
+
+static uint64_t clock_ns(clockid_t c) {
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cwp_wall_ns(void) {
+    return clock_ns(CLOCK_MONOTONIC);
+}
+
+/*
+ * Reading the thread's CPU clock is a system call, not a vDSO read, and can
+ * cost as much as a whole cooperative wait (docs/cw-run.md, "The profile",
+ * has the figures). Measuring every wait would put that cost on every wait
+ * and into the figures it reports. So the CPU time is measured on every call
+ * of a kind for its first CPU_SAMPLE_ALL calls, then on one call in
+ * CPU_SAMPLE_EVERY, and the clock's own cost (the least CPU time between
+ * two consecutive reads, found at start-up) is subtracted from each sample.
+ * The wall clock is a vDSO read and times every call.
+ */
+#define CPU_SAMPLE_ALL 64u
+#define CPU_SAMPLE_EVERY 16u
+static uint64_t cpu_clock_cost_ns;
+
+void cwp_profile_calibrate(void) {
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 64; ++i) {
+        uint64_t a = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        uint64_t b = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        if (b - a < best)
+            best = b - a;
+    }
+    cpu_clock_cost_ns = best;
+}
+
+cwp_span cwp_span_begin(enum cwp_call k) {
+    cwp_span s = {0, 0, false};
+    if (cwp_cfg.stats) {
+        uint64_t n = atomic_fetch_add_explicit(&stats[k].started, 1, memory_order_relaxed);
+        s.sampled = n < CPU_SAMPLE_ALL || n % CPU_SAMPLE_EVERY == 0;
+    }
+    if (cwp_cfg.stats || k == CWP_FINISH)
+        s.wall = clock_ns(CLOCK_MONOTONIC);
+    if (s.sampled)
+        s.cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    return s;
+}
+
+void cwp_span_end_at(enum cwp_call k, cwp_span s, cl_int result, uint64_t wall_end) {
+    if (!cwp_cfg.stats)
+        return;
+    call_stats *c = &stats[k];
+    if (s.sampled) {
+        uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - s.cpu;
+        cpu = cpu > cpu_clock_cost_ns ? cpu - cpu_clock_cost_ns : 0;
+        atomic_fetch_add_explicit(&c->cpu_samples, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c->cpu_ns, cpu, memory_order_relaxed);
+    }
+    uint64_t wall = wall_end - s.wall;
+    atomic_fetch_add_explicit(&c->count, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->wall_ns, wall, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->hist[hist_index(wall)], 1, memory_order_relaxed);
+    if (result != CL_SUCCESS)
+        atomic_fetch_add_explicit(&c->failed, 1, memory_order_relaxed);
+}
+
+void cwp_span_end(enum cwp_call k, cwp_span s, cl_int result) {
+    if (cwp_cfg.stats)
+        cwp_span_end_at(k, s, result, clock_ns(CLOCK_MONOTONIC));
+}
+
+void cwp_count_finish_path(bool on_last) {
+    if (cwp_cfg.stats)
+        atomic_fetch_add_explicit(on_last ? &finish_on_last : &finish_on_marker, 1,
+                                  memory_order_relaxed);
+}
+
+void cwp_count_hang(enum cwp_call k) {
+    atomic_fetch_add_explicit(&stats[k].hangs, 1, memory_order_relaxed);
+}
+
+/* CPU time per call from the samples, in us. */
+static double cpu_per_call_us(const call_stats *c) {
+    uint64_t n = atomic_load_explicit(&c->cpu_samples, memory_order_relaxed);
+    return n ? (double)atomic_load_explicit(&c->cpu_ns, memory_order_relaxed) / 1e3 / (double)n
+             : 0.0;
+}
+
+static double percentile_us(const call_stats *c, uint64_t count, double p) {
+    uint64_t want = (uint64_t)((double)count * p + 0.999999);
+    if (want == 0)
+        want = 1;
+    uint64_t seen = 0;
+    for (unsigned i = 0; i < HIST_BUCKETS; ++i) {
+        seen += atomic_load_explicit(&c->hist[i], memory_order_relaxed);
+        if (seen >= want)
+            return hist_value(i) / 1e3;
+    }
+    return 0;
+}
+
+/* Bucket k of cw's wake-up latency histogram as text ("<1", "1-2", ">=16384"). */
+static void latency_label(unsigned k, char *buf, size_t len) {
+    if (k == 0)
+        snprintf(buf, len, "<1");
+    else if (k + 1 == CW_STATS_LATENCY_BUCKETS)
+        snprintf(buf, len, ">=%u", 1u << (k - 1));
+    else
+        snprintf(buf, len, "%u-%u", 1u << (k - 1), 1u << k);
+}
+
+static void print_table(FILE *f, const cw_stats *cs) {
+    const char *strategy = cw_strategy_name(cwp_cfg.opt.strategy);
+    fprintf(f, "cw-run: wait profile of pid %ld, strategy %s%s\n", (long)getpid(), strategy,
+            cwp_cfg.native ? " (native calls)" : "");
+    fprintf(f, "%-26s %8s %11s %10s %10s %10s %11s %6s\n", "call", "count", "total ms", "p50 us",
+            "p99 us", "CPU ms", "CPU/wait us", "failed");
+    for (int k = 0; k < CWP_CALLS; ++k) {
+        const call_stats *c = &stats[k];
+        uint64_t n = atomic_load_explicit(&c->count, memory_order_relaxed);
+        if (!n)
+            continue;
+        double wall = (double)atomic_load_explicit(&c->wall_ns, memory_order_relaxed);
+        double per = cpu_per_call_us(c);
+        fprintf(f, "%-26s %8" PRIu64 " %11.3f %10.2f %10.2f %10.3f %11.2f %6" PRIu64 "\n",
+                call_names[k], n, wall / 1e6, percentile_us(c, n, 0.50), percentile_us(c, n, 0.99),
+                per * (double)n / 1e3, per, atomic_load_explicit(&c->failed, memory_order_relaxed));
+    }
+    uint64_t fl = atomic_load_explicit(&finish_on_last, memory_order_relaxed),
+             fm = atomic_load_explicit(&finish_on_marker, memory_order_relaxed);
+    if (fl || fm)
+        fprintf(f,
+                "clFinish waited on the last command %" PRIu64 " times, on a marker %" PRIu64
+                " times\n",
+                fl, fm);
+    fprintf(f,
+            "CPU: of the calling thread, sampled (every call for the first %u of a kind, then "
+            "1 in %u), the clock's own %" PRIu64 " ns subtracted\n",
+            CPU_SAMPLE_ALL, CPU_SAMPLE_EVERY, cpu_clock_cost_ns);
+    fprintf(f,
+            "cw: waits %" PRIu64 ", spins %" PRIu64 ", yields %" PRIu64 ", parks %" PRIu64
+            ", sleeps %" PRIu64 ", polls %" PRIu64 ", timeouts %" PRIu64 "\n",
+            cs->waits, cs->spins, cs->yields, cs->parks, cs->sleeps, cs->polls, cs->timeouts);
+    fprintf(f, "cw wake-up latency (us), %" PRIu64 " wake-ups:", cs->latency_count);
+    for (unsigned k = 0; k < CW_STATS_LATENCY_BUCKETS; ++k) {
+        if (!cs->latency_us[k])
+            continue;
+        char label[32];
+        latency_label(k, label, sizeof label);
+        fprintf(f, " %s:%" PRIu64, label, cs->latency_us[k]);
+    }
+    fputc('\n', f);
+}
+
+static void print_json(FILE *f, const cw_stats *cs) {
+    fprintf(f,
+            "{\n  \"pid\": %ld,\n  \"strategy\": \"%s\",\n  \"native\": %s,\n"
+            "  \"cpu_clock_cost_ns\": %" PRIu64 ",\n  \"calls\": {",
+            (long)getpid(), cw_strategy_name(cwp_cfg.opt.strategy),
+            cwp_cfg.native ? "true" : "false", cpu_clock_cost_ns);
+    const char *sep = "";
+    for (int k = 0; k < CWP_CALLS; ++k) {
+        const call_stats *c = &stats[k];
+        uint64_t n = atomic_load_explicit(&c->count, memory_order_relaxed);
+        if (!n)
+            continue;
+        uint64_t wall = atomic_load_explicit(&c->wall_ns, memory_order_relaxed);
+        double per = cpu_per_call_us(c);
+        fprintf(f,
+                "%s\n    \"%s\": {\"count\": %" PRIu64 ", \"total_us\": %.3f, \"p50_us\": %.3f, "
+                "\"p99_us\": %.3f, \"cpu_us\": %.3f, \"cpu_per_wait_us\": %.3f, "
+                "\"cpu_samples\": %" PRIu64 ", \"failed\": %" PRIu64 ", \"hangs\": %" PRIu64 "}",
+                sep, call_names[k], n, (double)wall / 1e3, percentile_us(c, n, 0.50),
+                percentile_us(c, n, 0.99), per * (double)n, per,
+                atomic_load_explicit(&c->cpu_samples, memory_order_relaxed),
+                atomic_load_explicit(&c->failed, memory_order_relaxed),
+                atomic_load_explicit(&c->hangs, memory_order_relaxed));
+        sep = ",";
+    }
+    fprintf(f,
+            "\n  },\n  \"finish_on_last_command\": %" PRIu64 ",\n  \"finish_on_marker\": %" PRIu64
+            ",",
+            atomic_load_explicit(&finish_on_last, memory_order_relaxed),
+            atomic_load_explicit(&finish_on_marker, memory_order_relaxed));
+    fprintf(f,
+            "\n  \"cw\": {\"waits\": %" PRIu64 ", \"spins\": %" PRIu64 ", \"yields\": %" PRIu64
+            ", \"parks\": %" PRIu64 ", \"sleeps\": %" PRIu64 ", \"polls\": %" PRIu64
+            ", \"timeouts\": %" PRIu64 ", \"latency_count\": %" PRIu64 ", \"latency_us\": [",
+            cs->waits, cs->spins, cs->yields, cs->parks, cs->sleeps, cs->polls, cs->timeouts,
+            cs->latency_count);
+    for (unsigned k = 0; k < CW_STATS_LATENCY_BUCKETS; ++k)
+        fprintf(f, "%s%" PRIu64, k ? ", " : "", cs->latency_us[k]);
+    fprintf(f, "]}\n}\n");
+}
+
+/*
+ * At exit: the profile. It is an atexit handler, registered when the
+ * preload is loaded, not a destructor. Handlers run in reverse order of
+ * registration, so it runs after the program's own handlers, and before a
+ * sanitizer's leak check, which may end the process with _exit before any
+ * destructor runs. A file name may hold %p for the pid, so that the
+ * processes a program starts (which inherit the environment) do not
+ * overwrite each other's profile.
+ */
+void cwp_profile_report(void) {
+    if (!cwp_cfg.active || !cwp_cfg.stats)
+        return;
+    cw_stats cs;
+    cw_stats_get(&cs);
+    if (!cwp_cfg.stats_file) {
+        print_table(stderr, &cs);
+        return;
+    }
+    char path[PATH_MAX];
+    const char *p = strstr(cwp_cfg.stats_file, "%p");
+    if (p)
+        snprintf(path, sizeof path, "%.*s%ld%s", (int)(p - cwp_cfg.stats_file), cwp_cfg.stats_file,
+                 (long)getpid(), p + 2);
+    else
+        snprintf(path, sizeof path, "%s", cwp_cfg.stats_file);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        cwp_warn("cannot write the profile to %s", path);
+        print_table(stderr, &cs);
+        return;
+    }
+    print_json(f, &cs);
+    fclose(f);
+}

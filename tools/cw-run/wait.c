@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* clWaitForEvents and clFinish with cw's waits (wait.h). */
+#include "wait.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cw.h"
+#include "hang.h"
+#include "lastcmd.h"
+#include "preload.h"
+#include "real.h"
+
+/* How a wait with cw ended; the interposer turns it into its OpenCL code
+ * (verdict). A type of its own, so that it cannot pass for a cw_error. */
+typedef enum wait_end {
+    WAIT_COMPLETE, /* every event completed */
+    WAIT_FAILED,   /* a command ended with a negative status */
+    /* The real call decides: the strategy is blocking, or cw could not
+     * judge the events (their handles, an OpenCL error, no memory). The
+     * real call then finds every event finished, or reports the error the
+     * program would have seen natively. */
+    WAIT_UNJUDGED,
+} wait_end;
+
+/*
+ * Wait for n events with cw. One event goes through cw_wait, which honours
+ * the strategy; several through cw_wait_all (one parker for all, the
+ * cooperative wait).
+ */
+static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uint32_t check_us) {
+    if (cwp_native_blocking())
+        return WAIT_UNJUDGED;
+    cw_wait_options o = cwp_cfg.opt;
+    o.check_interval_us = check_us;
+    /* Most of these waits are the only one on their event (a marker or a
+     * transfer's event the preload made, a queue's last command), so a
+     * callback of their own is cheaper than cw's shared one; the flag only
+     * acts without a timeout, i.e. not while --hang-ms is being watched. */
+    o.flags |= CW_WAIT_OWN_CALLBACK;
+    if (cwp_cfg.hang_ns)
+        o.timeout_us = (int64_t)(cwp_cfg.hang_ns / 1000u);
+    ++cwp_inside_cw;
+    wait_end end;
+    for (;;) {
+        cl_int st;
+        int rc = n == 1 ? cw_wait(evs[0], &o, &st) : cw_wait_all(evs, n, &o, NULL);
+        if (rc != CW_ERR_TIMEOUT || o.timeout_us == 0) {
+            end = rc == CW_OK                   ? WAIT_COMPLETE
+                  : rc == CW_ERR_COMMAND_FAILED ? WAIT_FAILED
+                                                : WAIT_UNJUDGED;
+            break;
+        }
+        /* Only the hang threshold sets a timeout: report once, then wait
+         * on (natively for the blocking strategy), or abort. */
+        cwp_hang_report(k, evs, n);
+        if (cwp_cfg.native) {
+            /* The rest of the wait is the driver's, on these events (for
+             * clFinish the marker: its queue was flushed already). */
+            cl_int e = cwp_real.wait_for_events(n, evs);
+            end = e == CL_SUCCESS                                     ? WAIT_COMPLETE
+                  : e == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? WAIT_FAILED
+                                                                      : WAIT_UNJUDGED;
+            break;
+        }
+        o.timeout_us = 0;
+    }
+    --cwp_inside_cw;
+    return end;
+}
+
+/* What clWaitForEvents returns after a wait on evs that ended so. */
+static cl_int verdict(wait_end end, const cl_event *evs, cl_uint n) {
+    switch (end) {
+    case WAIT_COMPLETE:
+        return CL_SUCCESS;
+    case WAIT_FAILED:
+        return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    default:
+        return cwp_real.wait_for_events(n, evs);
+    }
+}
+
+cl_int cwp_wait_one(enum cwp_call k, cl_event event) {
+    return verdict(wait_events(k, &event, 1, 0), &event, 1);
+}
+
+CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list) {
+    if (cwp_passthrough())
+        return cwp_real.wait_for_events(num_events, event_list);
+    /* Bad input is the real call's to judge, with the codes it gives:
+     * CL_INVALID_VALUE, CL_INVALID_EVENT, CL_INVALID_CONTEXT. */
+    if (num_events == 0 || !event_list || num_events > CW_WAIT_MANY_MAX)
+        return cwp_real.wait_for_events(num_events, event_list);
+    cl_context ctx0 = NULL;
+    for (cl_uint i = 0; i < num_events; ++i) {
+        cl_context ctx = NULL;
+        if (!event_list[i] ||
+            clGetEventInfo(event_list[i], CL_EVENT_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS)
+            return cwp_real.wait_for_events(num_events, event_list);
+        if (i == 0)
+            ctx0 = ctx;
+        else if (ctx != ctx0)
+            return cwp_real.wait_for_events(num_events, event_list);
+    }
+    cwp_span s = cwp_span_begin(CWP_WAIT_FOR_EVENTS);
+    cl_int r = verdict(wait_events(CWP_WAIT_FOR_EVENTS, event_list, num_events, 0), event_list,
+                       num_events);
+    cwp_span_end(CWP_WAIT_FOR_EVENTS, s, r);
+    return r;
+}
+
+/*
+ * clFinish. Under the cw strategies it waits with cw on the queue's last
+ * command, when the preload saw it enqueued on an in-order queue
+ * (lastcmd.h), and otherwise on a marker. The last command costs no extra
+ * command: a marker is one more command for the driver to create, schedule,
+ * run and retire, which costs the waiting thread time and delays the next
+ * launch (docs/cw-run.md, "clFinish: the last command, or a marker"). With
+ * the last command, the real clFinish still has the final word: it returns
+ * at once when that command was the queue's last, and otherwise finishes,
+ * natively, what the preload did not see (a command enqueued through an
+ * entry point it does not interpose, or by another thread in between). A
+ * failed command is the real call's to report too, as on the marker path.
+ *
+ * The status checks. No callback comes for a failed command on the
+ * platforms cw supports (docs/design.md), so cw's wait reads the status
+ * after its check interval and then every twice that. Each such wake-up
+ * costs the waiting thread far more CPU on a loaded machine than the status
+ * read itself, and a long clFinish woken at cw's default interval cost many
+ * times the native call's CPU (docs/cw-run.md, "Status checks"). So
+ * clFinish checks after twice the queue's typical wait (its recent clFinish
+ * durations, lastcmd.h), between cw's default and CW_CHECK_INTERVAL_US_MAX:
+ * a wait as long as the usual ones is not woken at all, and a failed command
+ * is still seen within four times the usual wait.
+ */
+static uint32_t finish_check_us(uint64_t typical_ns) {
+    uint64_t us = typical_ns / 1000u * 2u;
+    if (us <= CW_CHECK_INTERVAL_US_DEFAULT)
+        return 0; /* cw's default */
+    return us > CW_CHECK_INTERVAL_US_MAX ? CW_CHECK_INTERVAL_US_MAX : (uint32_t)us;
+}
+
+CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
+    if (cwp_passthrough())
+        return cwp_real.finish(queue);
+    bool native = cwp_native_blocking();
+    uint64_t typical = 0;
+    cl_event last = native ? NULL : cwp_last_take(queue, &typical);
+    uint32_t check_us = finish_check_us(typical);
+    cl_int last_status = CL_QUEUED;
+    if (last && (clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof last_status,
+                                &last_status, NULL) != CL_SUCCESS ||
+                 last_status == CL_QUEUED)) {
+        /*
+         * Still queued: waiting on it would take a flush (cw's), and after a
+         * flush Mesa 22.3's rusticl returns from clFinish without waiting
+         * for what that flush sent, so the real clFinish would no longer
+         * cover the commands the preload did not see (preload_codes'
+         * finish.unseen_command caught it there). The marker, enqueued
+         * after every such command, covers them.
+         */
+        clReleaseEvent(last);
+        last = NULL;
+    }
+    if (last) {
+        cwp_span s = cwp_span_begin(CWP_FINISH);
+        wait_events(CWP_FINISH, &last, 1, check_us);
+        cl_int r = cwp_real.finish(queue);
+        uint64_t end = cwp_wall_ns();
+        cwp_last_waited(queue, end - s.wall);
+        cwp_span_end_at(CWP_FINISH, s, r, end);
+        clReleaseEvent(last);
+        cwp_count_finish_path(true);
+        return r;
+    }
+    /*
+     * The flush comes first, as in the real clFinish, and before the clocks
+     * are read: a driver may hold queued commands until a flush (PoCL does,
+     * and clpeak's launch latency counts that time), so neither the marker
+     * nor the measurement may delay them. With the blocking strategy the
+     * real clFinish is the only call, as natively: an explicit clFlush
+     * before it is not harmless everywhere: with Mesa 22.3's rusticl, a
+     * non-blocking read followed by clFlush and clFinish left the host
+     * memory unwritten when clFinish returned. Its error, on a bad queue,
+     * is left to the real call below.
+     */
+    cl_int flushed = native ? CL_SUCCESS : clFlush(queue);
+    cwp_span s = cwp_span_begin(CWP_FINISH);
+    cl_int r;
+    cl_event marker = NULL;
+    if (native) {
+        r = cwp_real.finish(queue);
+    } else if (flushed != CL_SUCCESS || cwp_real.marker(queue, 0, NULL, &marker) != CL_SUCCESS) {
+        /* A bad queue (or no room for a marker): the real call's verdict. */
+        r = cwp_real.finish(queue);
+    } else {
+        /* The marker completes once every command enqueued before it did,
+         * on in-order and out-of-order queues alike. Anything but success
+         * (a failed command before it) is the real call's to report; it
+         * returns at once, since everything finished. */
+        wait_end waited = wait_events(CWP_FINISH, &marker, 1, check_us);
+        r = waited == WAIT_COMPLETE ? CL_SUCCESS : cwp_real.finish(queue);
+        clReleaseEvent(marker);
+        cwp_count_finish_path(false);
+    }
+    uint64_t end = cwp_wall_ns();
+    if (!native)
+        cwp_last_waited(queue, end - s.wall);
+    cwp_span_end_at(CWP_FINISH, s, r, end);
+    return r;
+}
