@@ -7,6 +7,8 @@
 #ifndef CW_BASE_H
 #define CW_BASE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -20,37 +22,21 @@
  */
 #ifdef CW_INJECT_DELAYS
 void cw__inject_delay(void);
-#define CW_INJECT() cw__inject_delay()
+#define CW__INJECT() cw__inject_delay()
 #else
-#define CW_INJECT() ((void)0)
+#define CW__INJECT() ((void)0)
 #endif
 
 /*
  * Invariant violations end here: the message names the call and its errno,
  * then the process aborts. Resource exhaustion never comes here: it is a
- * returned code (CW_ERR_NO_MEMORY, CW_ERR_NO_RESOURCES). The complete list
- * of call sites, and why none of them can fail in a correct program:
- *
- *  parker.c   futex(FUTEX_WAIT_BITSET) with an errno other than EAGAIN,
- *             EINTR or ETIMEDOUT: EFAULT or EINVAL would mean a bad
- *             address or deadline, but the word is the caller's live
- *             parker and the deadline comes from cw__timespec; ENOSYS
- *             cannot happen on any Linux cw builds for.
- *  relax.c    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) with an error
- *             other than EINTR: EINVAL/EFAULT need a bad clock or timespec,
- *             and both are constants or built by cw__timespec.
- *  notify.c   write() to the notifier's eventfd failing other than EAGAIN,
- *             read() of its eventfd or timerfd failing other than EAGAIN,
- *             timerfd_settime() failing: the descriptors are the
- *             notifier's own, open until cw_notifier_destroy (EBADF
- *             impossible), the buffers are 8 bytes as the kernel requires
- *             (EINVAL impossible) and the timer value is normalised by
- *             cw__timespec.
+ * returned code (CW_ERR_NO_MEMORY, CW_ERR_NO_RESOURCES). Each call site
+ * says, where it calls, why its call cannot fail in a correct program.
  */
 _Noreturn void cw__die(const char *what, int err);
 
 /* One CPU pause hint (x86 `pause`, arm64 `yield`): cheaper for the sibling
- * hyperthread and the memory system than a bare load loop. cw_relax (layer 1)
+ * hyperthread and the memory system than a bare load loop. cw__relax (layer 1)
  * is this; it lives here so that delay injection can spin without reaching up. */
 static inline void cw__pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -60,6 +46,41 @@ static inline void cw__pause(void) {
 #else
     __asm__ __volatile__("" ::: "memory");
 #endif
+}
+
+/* The object that holds `ptr` as its `member`: how a callback that is handed
+ * an embedded part (a watcher) reaches the object around it. */
+#define cw__container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/*
+ * Teardown of an object that is read outside its owner's lock (a record a
+ * sweep reads, a watch a status check reads). All three calls run under
+ * the owner's lock: a reader pins it before letting go of the lock; whoever
+ * takes it out while it is pinned dooms it, and the last unpin then owns
+ * the teardown.
+ */
+typedef struct cw__pins {
+    unsigned count;
+    bool doomed;
+} cw__pins;
+
+static inline void cw__pins_take(cw__pins *p) {
+    p->count++;
+}
+
+/* Taken out: true when the caller tears it down now, false when the last
+ * unpin will. */
+static inline bool cw__pins_doom(cw__pins *p) {
+    if (p->count) {
+        p->doomed = true;
+        return false;
+    }
+    return true;
+}
+
+/* Unpinned: true when this caller now owns the teardown. */
+static inline bool cw__pins_drop(cw__pins *p) {
+    return --p->count == 0 && p->doomed;
 }
 
 static inline struct timespec cw__timespec(uint64_t ns) {

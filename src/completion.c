@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Layer 5: completion. A pool of slots addressed by (index, generation) tokens. */
 #include "completion.h"
+#include "baseline.h"
 #include "cond.h"
 #include "relax.h"
 #include "spinlock.h"
@@ -26,26 +27,26 @@ typedef struct wake_ops wake_ops;
  * holds the one lock they use. A stale signaller touches only `ticket`, so
  * the union may change members between generations.
  */
-struct cw_completion {
+struct cw__completion {
     _Atomic uint64_t ticket;
     atomic_int signalled; /* 1 once the signal has landed (written under the slot's lock) */
-    atomic_int watched;   /* 1 once the signaller's unpark of `watcher` has returned */
-    cw_parker *watcher;   /* set by the owner before the token is handed out */
+    atomic_int watched;   /* 1 once the signaller's wake of `watcher` has returned */
+    cw__watcher *watcher; /* set by the owner before the token is handed out */
     int32_t status;
     uint64_t landed_ns; /* when the signal landed (for the wake-up latency statistic) */
     uint32_t index;
     const wake_ops *ops;
     union {
         struct {
-            cw_spinlock lock;
-            cw_cond cond;
+            cw__spinlock lock;
+            cw__cond cond;
         } spin;
         struct {
             pthread_mutex_t mutex;
             pthread_cond_t cond;
         } pt;
     } u;
-    cw_completion *next_free;
+    cw__completion *next_free;
 };
 
 /*
@@ -55,67 +56,74 @@ struct cw_completion {
  * with the lock held.
  */
 struct wake_ops {
-    int (*init)(cw_completion *c);
-    void (*fini)(cw_completion *c);
-    void (*land)(cw_completion *c, int32_t status, uint64_t landed);
-    int (*wait)(cw_completion *c, cw_parker *parker, uint64_t deadline_ns);
-    void (*pass)(cw_completion *c);
+    int (*init)(cw__completion *c);
+    void (*fini)(cw__completion *c);
+    void (*land)(cw__completion *c, int32_t status, uint64_t landed);
+    int (*wait)(cw__completion *c, cw_parker *parker, uint64_t deadline_ns);
+    void (*pass)(cw__completion *c);
 };
 
-static void publish(cw_completion *c, int32_t status, uint64_t landed) {
+static void publish(cw__completion *c, int32_t status, uint64_t landed) {
     c->status = status;
     c->landed_ns = landed;
     atomic_store_explicit(&c->signalled, 1, memory_order_release);
 }
 
-static int init_yield(cw_completion *c) {
-    cw_spinlock_init(&c->u.spin.lock);
-    cw_cond_init(&c->u.spin.cond);
+static int init_yield(cw__completion *c) {
+    cw__spinlock_init(&c->u.spin.lock);
+    cw__cond_init(&c->u.spin.cond);
     return CW_OK;
 }
 
-static int init_noyield(cw_completion *c) {
-    cw_spinlock_init_noyield(&c->u.spin.lock);
-    cw_cond_init(&c->u.spin.cond);
+static int init_noyield(cw__completion *c) {
+    init_yield(c);
+    cw__baseline_cond_noyield(&c->u.spin.cond);
     return CW_OK;
 }
 
-static void fini_spin(cw_completion *c) {
+/* Every side takes the slot's lock as its condition's waiters retake it:
+ * yielding, or for the noyield baseline never. */
+static void lock_spin(cw__completion *c) {
+    c->u.spin.cond.relock(&c->u.spin.lock);
+}
+
+static void fini_spin(cw__completion *c) {
     (void)c;
 }
 
-static void land_after_unlock(cw_completion *c, int32_t status, uint64_t landed) {
-    cw_spinlock_lock(&c->u.spin.lock);
+static void land_after_unlock(cw__completion *c, int32_t status, uint64_t landed) {
+    lock_spin(c);
     publish(c, status, landed);
     /* Wake after release: the woken waiter never finds the lock held. */
-    cw_cond_notify_all_unlock(&c->u.spin.cond, &c->u.spin.lock);
+    cw__cond_notify_all_unlock(&c->u.spin.cond, &c->u.spin.lock);
 }
 
-static void land_locked(cw_completion *c, int32_t status, uint64_t landed) {
-    cw_spinlock_lock(&c->u.spin.lock);
+static void land_locked(cw__completion *c, int32_t status, uint64_t landed) {
+    lock_spin(c);
     publish(c, status, landed);
     /* Wake while holding: the preemption window the benchmark measures. */
-    cw_cond_notify_all(&c->u.spin.cond);
-    cw_spinlock_unlock(&c->u.spin.lock);
+    cw__baseline_notify_all_locked(&c->u.spin.cond);
+    cw__spinlock_unlock(&c->u.spin.lock);
 }
 
-static int wait_spin(cw_completion *c, cw_parker *parker, uint64_t deadline_ns) {
+static int wait_spin(cw__completion *c, cw_parker *parker, uint64_t deadline_ns) {
     int rc = CW_OK;
-    cw_spinlock_lock(&c->u.spin.lock);
+    lock_spin(c);
     while (!atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
-        if (cw_cond_wait(&c->u.spin.cond, &c->u.spin.lock, parker, deadline_ns) == CW_ERR_TIMEOUT &&
+        if (cw__cond_wait(&c->u.spin.cond, &c->u.spin.lock, parker, deadline_ns) ==
+                CW_ERR_TIMEOUT &&
             !atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
             rc = CW_ERR_TIMEOUT;
             break;
         }
     }
-    cw_spinlock_unlock(&c->u.spin.lock);
+    cw__spinlock_unlock(&c->u.spin.lock);
     return rc;
 }
 
-static void pass_spin(cw_completion *c) {
-    cw_spinlock_lock(&c->u.spin.lock);
-    cw_spinlock_unlock(&c->u.spin.lock);
+static void pass_spin(cw__completion *c) {
+    lock_spin(c);
+    cw__spinlock_unlock(&c->u.spin.lock);
 }
 
 /* The pthread kind's condition variable times out on CLOCK_MONOTONIC, the
@@ -130,7 +138,7 @@ static void make_monotonic_attr(void) {
         monotonic_attr_rc = pthread_condattr_setclock(&monotonic_attr, CLOCK_MONOTONIC);
 }
 
-static int init_pthread(cw_completion *c) {
+static int init_pthread(cw__completion *c) {
     pthread_once(&monotonic_once, make_monotonic_attr);
     int rc = monotonic_attr_rc;
     if (rc == 0)
@@ -142,19 +150,19 @@ static int init_pthread(cw_completion *c) {
     return rc == 0 ? CW_OK : rc == ENOMEM ? CW_ERR_NO_MEMORY : CW_ERR_NO_RESOURCES;
 }
 
-static void fini_pthread(cw_completion *c) {
+static void fini_pthread(cw__completion *c) {
     pthread_cond_destroy(&c->u.pt.cond);
     pthread_mutex_destroy(&c->u.pt.mutex);
 }
 
-static void land_pthread(cw_completion *c, int32_t status, uint64_t landed) {
+static void land_pthread(cw__completion *c, int32_t status, uint64_t landed) {
     pthread_mutex_lock(&c->u.pt.mutex);
     publish(c, status, landed);
     pthread_cond_broadcast(&c->u.pt.cond);
     pthread_mutex_unlock(&c->u.pt.mutex);
 }
 
-static int wait_pthread(cw_completion *c, cw_parker *parker, uint64_t deadline_ns) {
+static int wait_pthread(cw__completion *c, cw_parker *parker, uint64_t deadline_ns) {
     (void)parker; /* an outside reference: it sleeps on its own condition variable */
     struct timespec ts = cw__timespec(deadline_ns);
     int rc = CW_OK;
@@ -172,18 +180,18 @@ static int wait_pthread(cw_completion *c, cw_parker *parker, uint64_t deadline_n
     return rc;
 }
 
-static void pass_pthread(cw_completion *c) {
+static void pass_pthread(cw__completion *c) {
     pthread_mutex_lock(&c->u.pt.mutex);
     pthread_mutex_unlock(&c->u.pt.mutex);
 }
 
-static const wake_ops kind_ops[CW_COMPLETION_KIND_COUNT] = {
-    [CW_COMPLETION_YIELD] = {init_yield, fini_spin, land_after_unlock, wait_spin, pass_spin},
-    [CW_COMPLETION_YIELD_WAKE_LOCKED] = {init_yield, fini_spin, land_locked, wait_spin, pass_spin},
-    [CW_COMPLETION_NOYIELD_WAKE_LOCKED] = {init_noyield, fini_spin, land_locked, wait_spin,
-                                           pass_spin},
-    [CW_COMPLETION_PTHREAD] = {init_pthread, fini_pthread, land_pthread, wait_pthread,
-                               pass_pthread},
+static const wake_ops kind_ops[CW__COMPLETION_KIND_COUNT] = {
+    [CW__COMPLETION_YIELD] = {init_yield, fini_spin, land_after_unlock, wait_spin, pass_spin},
+    [CW__COMPLETION_YIELD_WAKE_LOCKED] = {init_yield, fini_spin, land_locked, wait_spin, pass_spin},
+    [CW__COMPLETION_NOYIELD_WAKE_LOCKED] = {init_noyield, fini_spin, land_locked, wait_spin,
+                                            pass_spin},
+    [CW__COMPLETION_PTHREAD] = {init_pthread, fini_pthread, land_pthread, wait_pthread,
+                                pass_pthread},
 };
 
 #define CHUNK_SLOTS 256u
@@ -191,20 +199,20 @@ static const wake_ops kind_ops[CW_COMPLETION_KIND_COUNT] = {
 
 /* Chunks are published once and never freed: a callback that arrives after
  * its waiter left still finds valid memory behind any index it was given. */
-static cw_completion *_Atomic chunks[MAX_CHUNKS];
-static cw_spinlock pool_lock = CW_SPINLOCK_INITIALIZER;
-static cw_completion *free_list;
+static cw__completion *_Atomic chunks[MAX_CHUNKS];
+static cw__spinlock pool_lock = CW__SPINLOCK_INITIALIZER;
+static cw__completion *free_list;
 static unsigned chunk_count;
 static atomic_uint outstanding;
 
 static int grow_pool(void) {
     if (chunk_count == MAX_CHUNKS)
         return CW_ERR_NO_MEMORY;
-    cw_completion *chunk = calloc(CHUNK_SLOTS, sizeof *chunk);
+    cw__completion *chunk = calloc(CHUNK_SLOTS, sizeof *chunk);
     if (!chunk)
         return CW_ERR_NO_MEMORY;
     for (unsigned i = 0; i < CHUNK_SLOTS; ++i) {
-        cw_completion *c = &chunk[i];
+        cw__completion *c = &chunk[i];
         c->index = chunk_count * CHUNK_SLOTS + i;
         atomic_init(&c->ticket, 0);
         atomic_init(&c->signalled, 0);
@@ -218,39 +226,29 @@ static int grow_pool(void) {
     return CW_OK;
 }
 
-static void give_back(cw_completion *c) {
-    cw_spinlock_lock(&pool_lock);
+static void give_back(cw__completion *c) {
+    cw__spinlock_lock(&pool_lock);
     c->next_free = free_list;
     free_list = c;
-    cw_spinlock_unlock(&pool_lock);
-}
-
-/* fork: the child has one thread, and a pool_lock held by another thread of
- * the parent would stay held in it forever; take it across the fork. */
-static void fork_prepare(void) {
-    cw_spinlock_lock(&pool_lock);
-}
-
-static void fork_done(void) {
-    cw_spinlock_unlock(&pool_lock);
+    cw__spinlock_unlock(&pool_lock);
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
-static void install_fork_handlers(void) {
-    pthread_atfork(fork_prepare, fork_done, fork_done);
+static void keep_pool_lock(void) {
+    cw__spinlock_keep_across_fork(&pool_lock);
 }
 
-int cw_completion_acquire(cw_completion_kind kind, cw_completion **out) {
-    if (!out || (unsigned)kind >= CW_COMPLETION_KIND_COUNT)
+int cw__completion_acquire(cw__completion_kind kind, cw__completion **out) {
+    if (!out || (unsigned)kind >= CW__COMPLETION_KIND_COUNT)
         return CW_ERR_INVALID_ARGUMENT;
-    pthread_once(&fork_once, install_fork_handlers);
-    cw_spinlock_lock(&pool_lock);
+    pthread_once(&fork_once, keep_pool_lock);
+    cw__spinlock_lock(&pool_lock);
     int rc = free_list ? CW_OK : grow_pool();
-    cw_completion *c = free_list;
+    cw__completion *c = free_list;
     if (rc == CW_OK)
         free_list = c->next_free;
-    cw_spinlock_unlock(&pool_lock);
+    cw__spinlock_unlock(&pool_lock);
     if (rc != CW_OK)
         return rc;
 
@@ -276,22 +274,30 @@ int cw_completion_acquire(cw_completion_kind kind, cw_completion **out) {
     return CW_OK;
 }
 
-uintptr_t cw_completion_token(const cw_completion *c) {
+int cw__completion_acquire_like(const cw__completion *c, cw__completion **out) {
+    int rc = cw__completion_acquire((cw__completion_kind)(c->ops - kind_ops), out);
+    if (rc == CW_OK)
+        cw__completion_watch(*out, c->watcher);
+    return rc;
+}
+
+uintptr_t cw__completion_token(const cw__completion *c) {
     uint64_t gen = atomic_load_explicit(&c->ticket, memory_order_relaxed) >> 1;
     return (uintptr_t)(gen << 32 | c->index);
 }
 
-static cw_completion *lookup(uint32_t index) {
+static cw__completion *lookup(uint32_t index) {
     if (index / CHUNK_SLOTS >= MAX_CHUNKS)
         return NULL;
-    cw_completion *chunk = atomic_load_explicit(&chunks[index / CHUNK_SLOTS], memory_order_acquire);
+    cw__completion *chunk =
+        atomic_load_explicit(&chunks[index / CHUNK_SLOTS], memory_order_acquire);
     return chunk ? &chunk[index % CHUNK_SLOTS] : NULL;
 }
 
 /* Publish the signal and wake the waiters; the caller has claimed the slot. */
-static void land(cw_completion *c, int32_t status) {
+static void land(cw__completion *c, int32_t status) {
     /* Set before the token was handed out; the claim's acquire made it visible. */
-    cw_parker *watcher = c->watcher;
+    cw__watcher *watcher = c->watcher;
     /* Read before the lock, published by the `signalled` release store: a
      * waiter that sees the signal (acquire) sees the time it landed. */
     c->ops->land(c, status, cw_now_ns());
@@ -299,56 +305,56 @@ static void land(cw_completion *c, int32_t status) {
         /* After every lock is released, like the condition's waiters. The
          * slot cannot be recycled before `watched` is set: release waits for
          * it, so the store below is to a slot this signal still owns. */
-        CW_INJECT();
-        cw_unpark(watcher);
+        CW__INJECT();
+        watcher->wake(watcher);
         atomic_store_explicit(&c->watched, 1, memory_order_release);
     }
 }
 
-void cw_completion_watch(cw_completion *c, cw_parker *watcher) {
+void cw__completion_watch(cw__completion *c, cw__watcher *watcher) {
     c->watcher = watcher;
 }
 
-bool cw_completion_signal_token(uintptr_t token, int32_t status) {
-    cw_completion *c = lookup((uint32_t)(token & 0xffffffffu));
+bool cw__completion_signal_token(uintptr_t token, int32_t status) {
+    cw__completion *c = lookup((uint32_t)(token & 0xffffffffu));
     if (!c)
         return false;
     uint64_t armed = (uint64_t)(token >> 32) << 1 | 1u;
-    CW_INJECT();
+    CW__INJECT();
     /* Acquire pairs with the arming store: the slot's fields are initialised. */
     if (!atomic_compare_exchange_strong_explicit(&c->ticket, &armed, armed & ~(uint64_t)1,
                                                  memory_order_acquire, memory_order_relaxed))
         return false;
-    CW_INJECT();
+    CW__INJECT();
     land(c, status);
     return true;
 }
 
-bool cw_completion_is_signalled(const cw_completion *c) {
-    return atomic_load_explicit(&((cw_completion *)c)->signalled, memory_order_acquire) != 0;
+bool cw__completion_is_signalled(const cw__completion *c) {
+    return atomic_load_explicit(&((cw__completion *)c)->signalled, memory_order_acquire) != 0;
 }
 
-bool cw_completion_settled(const cw_completion *c) {
-    /* Acquire pairs with the signaller's store after its unpark: release's
-     * waits (landed, lock passed, unpark returned) then find all done. */
-    return atomic_load_explicit(&((cw_completion *)c)->watched, memory_order_acquire) != 0;
+bool cw__completion_settled(const cw__completion *c) {
+    /* Acquire pairs with the signaller's store after its wake: release's
+     * waits (landed, lock passed, wake returned) then find all done. */
+    return atomic_load_explicit(&((cw__completion *)c)->watched, memory_order_acquire) != 0;
 }
 
-uint64_t cw_completion_landed_ns(const cw_completion *c) {
+uint64_t cw__completion_landed_ns(const cw__completion *c) {
     return c->landed_ns;
 }
 
-int32_t cw_completion_status(const cw_completion *c) {
+int32_t cw__completion_status(const cw__completion *c) {
     return c->status;
 }
 
-int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns) {
-    if (cw_completion_is_signalled(c))
+int cw__completion_wait(cw__completion *c, cw_parker *parker, uint64_t deadline_ns) {
+    if (cw__completion_is_signalled(c))
         return CW_OK;
     return c->ops->wait(c, parker, deadline_ns);
 }
 
-bool cw_completion_release(cw_completion *c, int32_t *status) {
+bool cw__completion_release(cw__completion *c, int32_t *status) {
     uint64_t t = atomic_load_explicit(&c->ticket, memory_order_relaxed);
     bool disarmed = (t & 1u) && atomic_compare_exchange_strong_explicit(
                                     &c->ticket, &t, t & ~(uint64_t)1, memory_order_relaxed,
@@ -360,16 +366,16 @@ bool cw_completion_release(cw_completion *c, int32_t *status) {
          * lock and condition before the slot can be handed out again. */
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
-        cw_completion_wait(c, &fp.parker, CW_DEADLINE_NONE);
+        cw__completion_wait(c, &fp.parker, CW_DEADLINE_NONE);
         c->ops->pass(c);
-        /* The signaller's unpark of the watcher runs after it left the lock:
-         * the watcher's owner frees it once we return, so wait for the unpark
+        /* The signaller's wake of the watcher runs after it left the lock:
+         * the watcher's owner frees it once we return, so wait for the wake
          * to finish. It is short and its thread is running, but it may be
          * preempted: spin briefly, then give the CPU away. Acquire pairs with
          * the signaller's release store. */
-        cw_backoff b = CW_BACKOFF_INITIALIZER;
+        cw__backoff b = CW__BACKOFF_INITIALIZER;
         while (c->watcher && !atomic_load_explicit(&c->watched, memory_order_acquire))
-            if (!cw_backoff_spin(&b))
+            if (!cw__backoff_spin(&b))
                 sched_yield();
     }
     if (signalled && status)
@@ -381,6 +387,6 @@ bool cw_completion_release(cw_completion *c, int32_t *status) {
     return signalled;
 }
 
-unsigned cw_completion_outstanding(void) {
+unsigned cw__completion_outstanding(void) {
     return atomic_load_explicit(&outstanding, memory_order_relaxed);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cw layer 5: completion, one per awaited event, signalled exactly once. */
-#ifndef CW_COMPLETION_H
-#define CW_COMPLETION_H
+#ifndef CW__COMPLETION_H
+#define CW__COMPLETION_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,31 +16,34 @@
  * one compare-and-swap on that exact generation, so
  * - a slot is signalled at most once per generation;
  * - a waiter that gives up (timeout, failed command) disarms its generation
- *   and recycles the slot at once; a callback that runs later, or never (PoCL
- *   3.1 fires no CL_COMPLETE callback for a failed command), finds a stale
- *   generation and touches nothing but the slot's ticket word, which is never
- *   freed. Nothing leaks, nothing is used after it was given back.
+ *   and recycles the slot at once; a callback that runs later, or never
+ *   (docs/design.md, "Failed commands"), finds a stale generation and
+ *   touches nothing but the slot's ticket word, which is never freed.
+ *   Nothing leaks, nothing is used after it was given back.
  */
-typedef struct cw_completion cw_completion;
+typedef struct cw__completion cw__completion;
 
 /* How the signalling side wakes the waiter. */
-typedef enum cw_completion_kind {
+typedef enum cw__completion_kind {
     /* cw's default: yielding spin lock, waiters woken after the lock is released. */
-    CW_COMPLETION_YIELD = 0,
+    CW__COMPLETION_YIELD = 0,
     /* yielding spin lock, waiters woken while it is still held (the seed's fix). */
-    CW_COMPLETION_YIELD_WAKE_LOCKED,
+    CW__COMPLETION_YIELD_WAKE_LOCKED,
     /* never-yielding spin lock, woken while held: lock-holder preemption, for the benchmark. */
-    CW_COMPLETION_NOYIELD_WAKE_LOCKED,
+    CW__COMPLETION_NOYIELD_WAKE_LOCKED,
     /* pthread mutex and condition variable: an outside reference. */
-    CW_COMPLETION_PTHREAD,
-    CW_COMPLETION_KIND_COUNT
-} cw_completion_kind;
+    CW__COMPLETION_PTHREAD,
+    CW__COMPLETION_KIND_COUNT
+} cw__completion_kind;
 
 /* Take an armed completion from the pool. CW_ERR_NO_MEMORY when none can be had. */
-int cw_completion_acquire(cw_completion_kind kind, cw_completion **out);
+int cw__completion_acquire(cw__completion_kind kind, cw__completion **out);
 
-/* The token the signalling side passes to cw_completion_signal_token. */
-uintptr_t cw_completion_token(const cw_completion *c);
+/* A fresh armed completion of the kind of `c`, with its watcher. */
+int cw__completion_acquire_like(const cw__completion *c, cw__completion **out);
+
+/* The token the signalling side passes to cw__completion_signal_token. */
+uintptr_t cw__completion_token(const cw__completion *c);
 
 /*
  * Signal the completion identified by `token` with `status`. Returns true if
@@ -48,46 +51,55 @@ uintptr_t cw_completion_token(const cw_completion *c);
  * it was already signalled. Safe from any thread, at any time, any number of
  * times.
  */
-bool cw_completion_signal_token(uintptr_t token, int32_t status);
+bool cw__completion_signal_token(uintptr_t token, int32_t status);
 
 /*
  * Wait until signalled or the deadline passes, parking on `parker`. Returns 0
  * when signalled, CW_ERR_TIMEOUT otherwise (the completion stays armed).
  */
-int cw_completion_wait(cw_completion *c, cw_parker *parker, uint64_t deadline_ns);
+int cw__completion_wait(cw__completion *c, cw_parker *parker, uint64_t deadline_ns);
 
 /*
- * Also wake `watcher` when the completion is signalled, without a thread
- * blocked in cw_completion_wait: this is how an event loop's file descriptor
- * is signalled (see notify.h). Call it before the token is handed out
- * (before the callback is registered: cw__event_attach). NULL removes the watcher.
+ * Whatever a signal wakes besides a thread blocked in cw__completion_wait: an
+ * event's record fanning the signal out, a notifier's watch, the parker of
+ * a wait on many events. It is embedded in its owner, which `wake` reaches
+ * with cw__container_of.
+ */
+typedef struct cw__watcher cw__watcher;
+struct cw__watcher {
+    void (*wake)(cw__watcher *self);
+};
+
+/*
+ * Also wake `watcher` when the completion is signalled. Call it before the
+ * token is handed out (before the callback is registered). NULL removes it.
  *
- * The signaller calls cw_unpark(watcher) once, after it released the
+ * The signaller calls watcher->wake once, after it released the
  * completion's lock, on its own thread. Unlike a parker that serves
- * cw_completion_wait, the watcher may be touched by its unpark after the
- * signal is visible: cw_completion_release waits until that unpark has
+ * cw__completion_wait, the watcher may be touched by its wake after the
+ * signal is visible: cw__completion_release waits until that wake has
  * returned (a bounded wait: the signaller is running), so the watcher, and
- * anything its unpark uses, must stay valid until release returns, and no
+ * anything its wake uses, must stay valid until release returns, and no
  * longer.
  */
-void cw_completion_watch(cw_completion *c, cw_parker *watcher);
+void cw__completion_watch(cw__completion *c, cw__watcher *watcher);
 
 /* Whether it was signalled (a snapshot; true is final). */
-bool cw_completion_is_signalled(const cw_completion *c);
+bool cw__completion_is_signalled(const cw__completion *c);
 
 /*
  * For a watched completion that was signalled: whether its signaller is done
- * with it, its watcher's unpark included, so that cw_completion_release
- * returns at once (a snapshot; true is final). The unpark is the last thing
+ * with it, its watcher's wake included, so that cw__completion_release
+ * returns at once (a snapshot; true is final). The wake is the last thing
  * the signaller does, and a preempted one can take a whole scheduler slice
  * to finish it: an owner that must not wait for it (an event loop) asks
  * first and releases later.
  */
-bool cw_completion_settled(const cw_completion *c);
+bool cw__completion_settled(const cw__completion *c);
 
 /* The status passed to the signal; meaningful once signalled, and only
  * until the completion is released (the slot may then serve another wait). */
-int32_t cw_completion_status(const cw_completion *c);
+int32_t cw__completion_status(const cw__completion *c);
 
 /*
  * Give the completion back. If it is still armed it is disarmed first, and a
@@ -97,13 +109,13 @@ int32_t cw_completion_status(const cw_completion *c);
  * signalled status in *status when `status` is not NULL: the only safe way to
  * learn the status of a signal that landed as its waiter gave up.
  */
-bool cw_completion_release(cw_completion *c, int32_t *status);
+bool cw__completion_release(cw__completion *c, int32_t *status);
 
 /* When the signal landed (CLOCK_MONOTONIC ns), for the wake-up latency
- * statistic; meaningful once cw_completion_is_signalled. */
-uint64_t cw_completion_landed_ns(const cw_completion *c);
+ * statistic; meaningful once cw__completion_is_signalled. */
+uint64_t cw__completion_landed_ns(const cw__completion *c);
 
 /* Slots currently handed out (for leak checks in tests). */
-unsigned cw_completion_outstanding(void);
+unsigned cw__completion_outstanding(void);
 
 #endif

@@ -4,15 +4,12 @@
 
 #include <stddef.h>
 
-void cw_cond_init(cw_cond *cond) {
+void cw__cond_init(cw__cond *cond) {
     cond->head = cond->tail = NULL;
+    cond->relock = cw__spinlock_lock;
 }
 
-bool cw_cond_has_waiters(const cw_cond *cond) {
-    return cond->head != NULL;
-}
-
-static void enqueue(cw_cond *cond, cw_cond_waiter *w) {
+static void enqueue(cw__cond *cond, cw__cond_waiter *w) {
     w->next = NULL;
     w->prev = cond->tail;
     if (cond->tail)
@@ -22,7 +19,7 @@ static void enqueue(cw_cond *cond, cw_cond_waiter *w) {
     cond->tail = w;
 }
 
-static void unlink_waiter(cw_cond *cond, cw_cond_waiter *w) {
+static void unlink_waiter(cw__cond *cond, cw__cond_waiter *w) {
     if (w->prev)
         w->prev->next = w->next;
     else
@@ -34,14 +31,14 @@ static void unlink_waiter(cw_cond *cond, cw_cond_waiter *w) {
     w->next = w->prev = NULL;
 }
 
-int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t deadline_ns) {
-    cw_cond_waiter self = {.parker = parker, .notified = false};
+int cw__cond_wait(cw__cond *cond, cw__spinlock *lock, cw_parker *parker, uint64_t deadline_ns) {
+    cw__cond_waiter self = {.parker = parker, .notified = false};
     enqueue(cond, &self);
-    cw_spinlock_unlock(lock);
+    cw__spinlock_unlock(lock);
 
     int rc = cw_park(parker, deadline_ns);
-    CW_INJECT();
-    cw_spinlock_lock(lock);
+    CW__INJECT();
+    cond->relock(lock);
     if (!self.notified) {
         /* Timed out, or woke spuriously: nobody will unpark us for this node. */
         unlink_waiter(cond, &self);
@@ -52,65 +49,39 @@ int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t d
          * after releasing the lock). Take that token before returning so it
          * cannot land in a parker that was reused or freed. The notification
          * wins over the timeout: reporting a timeout here would lose it. */
-        cw_spinlock_unlock(lock);
+        cw__spinlock_unlock(lock);
         while (cw_park(parker, CW_DEADLINE_NONE) != CW_OK)
             ;
-        cw_spinlock_lock(lock);
+        cond->relock(lock);
     }
     return CW_OK;
 }
 
-/* Detach up to `max` waiters from the head, marking them notified. */
-static cw_cond_waiter *detach(cw_cond *cond, size_t max) {
-    cw_cond_waiter *first = cond->head, *w = first;
-    for (size_t n = 0; w && n < max; ++n, w = w->next)
+cw__cond_waiter *cw__cond_take_all(cw__cond *cond) {
+    cw__cond_waiter *first = cond->head;
+    for (cw__cond_waiter *w = first; w; w = w->next)
         w->notified = true;
-    if (!first)
-        return NULL;
-    if (w) {
-        w->prev->next = NULL;
-        w->prev = NULL;
-        cond->head = w;
-    } else {
-        cond->head = cond->tail = NULL;
-    }
+    cond->head = cond->tail = NULL;
     return first;
 }
 
-static void unpark_list(cw_cond_waiter *w) {
+void cw__cond_wake(cw__cond_waiter *w) {
     while (w) {
         /* Read everything first: once unparked the waiter may return and its
          * node (on its stack) is gone. Its parker stays valid until the
          * token lands, because a notified waiter always waits for it. */
-        cw_cond_waiter *next = w->next;
+        cw__cond_waiter *next = w->next;
         cw_parker *p = w->parker;
         cw_unpark(p);
         w = next;
     }
 }
 
-void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock) {
-    cw_cond_waiter *w = detach(cond, 1);
+void cw__cond_notify_all_unlock(cw__cond *cond, cw__spinlock *lock) {
+    cw__cond_waiter *w = cw__cond_take_all(cond);
     /* The whole point: the lock is free before anyone is woken, so a waiter
      * scheduled onto our CPU cannot spin on a lock we still hold. */
-    cw_spinlock_unlock(lock);
-    CW_INJECT();
-    unpark_list(w);
-}
-
-void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock) {
-    cw_cond_waiter *w = detach(cond, SIZE_MAX);
-    cw_spinlock_unlock(lock);
-    CW_INJECT();
-    unpark_list(w);
-}
-
-void cw_cond_notify_one(cw_cond *cond) {
-    unpark_list(detach(cond, 1));
-    CW_INJECT();
-}
-
-void cw_cond_notify_all(cw_cond *cond) {
-    unpark_list(detach(cond, SIZE_MAX));
-    CW_INJECT();
+    cw__spinlock_unlock(lock);
+    CW__INJECT();
+    cw__cond_wake(w);
 }

@@ -10,23 +10,26 @@
 #include "spinlock.h"
 
 /* A waiter's queue entry. It lives on the waiter's stack for one wait. */
-typedef struct cw_cond_waiter {
-    struct cw_cond_waiter *next;
-    struct cw_cond_waiter *prev;
+typedef struct cw__cond_waiter {
+    struct cw__cond_waiter *next;
+    struct cw__cond_waiter *prev;
     cw_parker *parker;
     bool notified; /* set under the lock by the notifier that dequeued it */
-} cw_cond_waiter;
+} cw__cond_waiter;
 
 /* FIFO of waiters, protected by the spin lock the caller pairs it with. */
-typedef struct cw_cond {
-    cw_cond_waiter *head;
-    cw_cond_waiter *tail;
-} cw_cond;
+typedef struct cw__cond {
+    cw__cond_waiter *head;
+    cw__cond_waiter *tail;
+    /* How a woken waiter retakes the lock: cw__spinlock_lock, or the
+     * never-yielding baseline's lock (baseline.h). */
+    void (*relock)(cw__spinlock *lock);
+} cw__cond;
 
-#define CW_COND_INITIALIZER                                                                        \
-    { 0, 0 }
+#define CW__COND_INITIALIZER                                                                       \
+    { 0, 0, cw__spinlock_lock }
 
-void cw_cond_init(cw_cond *cond);
+void cw__cond_init(cw__cond *cond);
 
 /*
  * Called with `lock` held: queue the caller, release the lock, park on
@@ -38,27 +41,23 @@ void cw_cond_init(cw_cond *cond);
  * `parker` must serve only this wait while it lasts; the wait consumes every
  * token addressed to it before returning, so the parker can be reused or freed.
  */
-int cw_cond_wait(cw_cond *cond, cw_spinlock *lock, cw_parker *parker, uint64_t deadline_ns);
+int cw__cond_wait(cw__cond *cond, cw__spinlock *lock, cw_parker *parker, uint64_t deadline_ns);
 
 /*
- * Wake after releasing: called with `lock` held, dequeue the waiter(s),
+ * Wake after releasing: called with `lock` held, dequeue every waiter,
  * release the lock, then unpark. A woken waiter that runs at once, even on
  * the notifier's CPU, finds the lock free: no lock-holder preemption window.
- * Return with the lock released. cw uses these.
+ * Returns with the lock released.
  */
-void cw_cond_notify_one_unlock(cw_cond *cond, cw_spinlock *lock);
-void cw_cond_notify_all_unlock(cw_cond *cond, cw_spinlock *lock);
+void cw__cond_notify_all_unlock(cw__cond *cond, cw__spinlock *lock);
 
 /*
- * Wake while holding: the classic order, called and returning with the lock
- * held. A waiter woken onto the notifier's CPU may preempt it and spin on the
- * lock it still holds; with a yielding lock that costs a yield, with a
- * never-yielding lock a time slice. Kept for the benchmark's comparison.
+ * The two halves of a notification, for an order of one's own (the
+ * baselines' wake under the lock): take every waiter under the lock,
+ * marking it notified, then wake the list taken. A taken waiter waits for
+ * its wake-up, so every one taken must be woken.
  */
-void cw_cond_notify_one(cw_cond *cond);
-void cw_cond_notify_all(cw_cond *cond);
-
-/* Whether any waiter is queued (caller holds the lock). */
-bool cw_cond_has_waiters(const cw_cond *cond);
+cw__cond_waiter *cw__cond_take_all(cw__cond *cond);
+void cw__cond_wake(cw__cond_waiter *taken);
 
 #endif

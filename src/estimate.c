@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6: per-queue estimates of the wait, and the auto strategy's policy. */
+/* Layer 6.2: per-queue estimates of the wait, and the auto strategy's policy. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #endif
@@ -32,7 +32,7 @@ static unsigned est_slot(uintptr_t key) {
     return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15u) >> 58);
 }
 
-uintptr_t cw__queue_key(cl_event event) {
+static uintptr_t queue_key(cl_event event) {
     cl_command_queue q = NULL;
     if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS)
         return 0;
@@ -161,10 +161,16 @@ static unsigned host_units(uintptr_t key) {
 /* Auto: the spin budget for this wait, or 0 to park at once (cooperative).
  * Spinning pays only when the thread that will signal has a CPU of its own,
  * and only for about as long as the wait is expected to last. */
-uint64_t cw__auto_spin_ns(const cw_wait_options *o, uintptr_t key, uint64_t expected) {
-    uint64_t cap = (uint64_t)(o->spin_us ? o->spin_us : CW_AUTO_SPIN_US_CAP) * 1000u;
+static uint64_t auto_spin_ns(uint64_t cap, uintptr_t key, uint64_t expected) {
     if (!expected || expected > cap || !spare_cpu(host_units(key)))
         return 0;
     /* A quarter more than expected, so a typical wait ends inside the spin. */
     return expected + expected / 4u;
+}
+
+void cw__estimate_plan(cw__plan *p, cl_event event) {
+    p->queue_key = queue_key(event);
+    p->expected_ns = cw__estimate_get(p->queue_key);
+    if (p->row->spin == CW__SPIN_AUTO)
+        p->spin_ns = auto_spin_ns(p->spin_cap_ns, p->queue_key, p->expected_ns);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cw layer 6 (internal): how long waits on a command queue take (a moving
+ * cw layer 6.2 (internal): how long waits on a command queue take (a moving
  * estimate the planning strategies share) and the auto strategy's choice of
  * a spin budget. A wrong estimate costs time or CPU, never a wrong result.
  */
@@ -10,19 +10,16 @@
 #include <CL/cl.h>
 #include <stdint.h>
 
-#include "cw/wait.h"
+#include "strategy.h"
 
-/* The estimate's key for the event's queue; 0 (no estimate) for user events
- * and when the queue cannot be read. */
-uintptr_t cw__queue_key(cl_event event);
+/* After the first look at the event: its queue's key and expected wait,
+ * and for auto the spin budget of this wait (0: park at once). */
+void cw__estimate_plan(cw__plan *p, cl_event event);
 
-/* The expected wait on that queue in ns; 0 when there is none yet. */
+/* The expected wait on the queue of `key` in ns; 0 when there is none yet. */
 uint64_t cw__estimate_get(uintptr_t key);
 
-/* Feed the time a completed wait took. */
+/* Feed the time a completed wait took on that queue. */
 void cw__estimate_put(uintptr_t key, uint64_t ns);
-
-/* Auto: the spin budget for this wait in ns, or 0 to park at once. */
-uint64_t cw__auto_spin_ns(const cw_wait_options *o, uintptr_t key, uint64_t expected);
 
 #endif

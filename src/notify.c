@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6, beside cw_wait: completions that signal an event loop's file descriptor. */
-#include "clevent.h"
+/* Layer 6.3, beside cw_wait: completions that signal an event loop's file descriptor. */
 #include "completion.h"
 #include "cw/notify.h"
+#include "status.h"
+#include "strategy.h"
+#include "table.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -15,41 +17,39 @@
 #include <unistd.h>
 
 /*
- * One watch per awaited event. Its parker is the completion's watcher: the
- * signal (the event's callback, or the notifier's own status check)
- * "unparks" it by pushing it onto the notifier's ready list and making the
- * eventfd readable. The memory of a watch is freed only by drain, cancel's
- * drain, or destroy, and always after cw_completion_release, which
+ * One watch per awaited event, the watcher of its completion: the signal
+ * (the event's callback, or the notifier's own status check) wakes it by
+ * pushing it onto the notifier's ready list and making the eventfd
+ * readable. The memory of a watch is freed only by drain, cancel's drain,
+ * or destroy, and always after cw__completion_release, which
  * - disarms the completion when no signal claimed it, so that a callback
- *   arriving later (or never: failed commands on PoCL 3.1) finds a stale
- *   token and touches only the pool's ticket word, never this watch;
- * - otherwise waits until the signaller's unpark returned, so that the push
+ *   arriving later, or never, finds a stale token and touches only the
+ *   pool's ticket word, never this watch;
+ * - otherwise waits until the signaller's wake returned, so that the push
  *   and the eventfd write below never touch freed memory.
  * Drain never makes that wait: the eventfd write wakes the loop's thread,
- * which may preempt the signaller on its CPU before its unpark returns, and
+ * which may preempt the signaller on its CPU before its wake returns, and
  * waiting for it there (spinning, then yielding the CPU to whatever else is
  * runnable) cost the loop whole scheduler slices, milliseconds, on a busy
- * machine. A watch whose signaller is not done yet (cw_completion_settled)
+ * machine. A watch whose signaller is not done yet (cw__completion_settled)
  * lingers instead, off every list but `lingering`, and the next drain, or
  * destroy, frees it. Its result is delivered at once all the same.
  *
- * No OpenCL call is made with the notifier's mutex held: rusticl runs an
- * event's callbacks holding that event's lock, so a callback that calls
- * cw_notifier_watch (and waits for the mutex) would deadlock with a drain
- * that held the mutex inside clGetEventInfo on the same event. Status reads
- * and releases happen outside it; `pins` keeps a watch alive meanwhile.
+ * No OpenCL call is made with the notifier's mutex held (docs/design.md,
+ * "Locks and OpenCL"): a callback that calls cw_notifier_watch waits for
+ * it. Status reads and releases happen outside it; `pins` keeps a watch
+ * alive meanwhile.
  */
 typedef struct watch {
-    cw_parker parker; /* first member: the unpark op casts back */
+    cw__watcher watcher; /* of `completion`: pushes the watch onto the ready list */
     cw_notifier *owner;
-    cw_completion *completion;
+    cw__completion *completion;
     cl_event event; /* retained */
     uint64_t tag;
     /* Under owner->mutex: */
     bool cancelled;            /* reports nothing */
     bool registering;          /* its subscription is being made: the checks skip it */
-    bool doomed;               /* taken out; the last unpin frees it */
-    unsigned pins;             /* status checks reading it outside the mutex */
+    cw__pins pins;             /* status checks reading it outside the mutex (base.h) */
     struct watch *ready_next;  /* ready list (lock-free), then taken list (mutex) */
     struct watch *free_next;   /* a list of watches to free, local to one call */
     struct watch *prev, *next; /* every live watch */
@@ -59,7 +59,7 @@ struct cw_notifier {
     int epfd, efd, tfd;
     /* Serialises the owner's side; the signalling side never takes it, so a
      * callback can neither block on the loop nor deadlock with a drain that
-     * waits for its unpark in cw_completion_release. */
+     * waits for its wake in cw__completion_release. */
     pthread_mutex_t mutex;
     /* Pushed by signallers (LIFO), taken whole by drain. */
     watch *_Atomic ready;
@@ -71,6 +71,12 @@ struct cw_notifier {
     uint64_t check_due_ns;          /* when the armed timer expires at the earliest; 0: disarmed */
 };
 
+/*
+ * The descriptors' calls below cannot fail in a correct program: the
+ * descriptors are the notifier's own, open until cw_notifier_destroy (no
+ * EBADF), the buffers are the 8 bytes the kernel requires (no EINVAL), and
+ * timer values come from cw__timespec.
+ */
 static void make_readable(cw_notifier *n) {
     uint64_t one = 1;
     /* EAGAIN would mean the counter is about to overflow: it is readable anyway. */
@@ -78,16 +84,8 @@ static void make_readable(cw_notifier *n) {
         cw__die("eventfd write", errno);
 }
 
-static int watch_park(cw_parker *p, uint64_t deadline_ns) {
-    (void)p;
-    (void)deadline_ns;
-    /* Nobody waits on a watch's completion with its parker: the notifier
-     * only uses it as the completion's watcher. */
-    return CW_ERR_UNSUPPORTED;
-}
-
-static void watch_unpark(cw_parker *p) {
-    watch *w = (watch *)p;
+static void watch_wake(cw__watcher *self) {
+    watch *w = cw__container_of(self, watch, watcher);
     cw_notifier *n = w->owner;
     watch *head = atomic_load_explicit(&n->ready, memory_order_relaxed);
     do
@@ -98,15 +96,13 @@ static void watch_unpark(cw_parker *p) {
     /* Only a push onto an empty list writes. A non-empty list was announced
      * by the push that made it non-empty, and drain resets the eventfd before
      * it takes the list, so that announcement is still unconsumed. The
-     * notifier is alive here: cw_completion_release waits for this unpark to
+     * notifier is alive here: cw__completion_release waits for this wake to
      * return before the watch or the notifier can be freed. */
     if (!head)
         make_readable(n);
     /* The window a drain must not wait for (see the comment on `watch`). */
-    CW_INJECT();
+    CW__INJECT();
 }
-
-static const cw_parker_ops watch_ops = {watch_park, watch_unpark};
 
 /* Under the mutex. The clock is read before the timer is set, so the timer
  * cannot expire before check_due_ns. */
@@ -154,7 +150,7 @@ int cw_notifier_create(uint32_t check_interval_us, cw_notifier **out) {
         return e == ENOMEM ? CW_ERR_NO_MEMORY : CW_ERR_NO_RESOURCES;
     }
     atomic_init(&n->ready, NULL);
-    n->checks = cw__check_schedule_start(check_interval_us);
+    n->checks = cw__plan_checks(check_interval_us);
     *out = n;
     return CW_OK;
 }
@@ -186,7 +182,7 @@ static void unlink_live(cw_notifier *n, watch *w) {
 }
 
 /* A watch stops being pending (delivered or cancelled). */
-static void retire(cw_notifier *n) {
+static void end_pending(cw_notifier *n) {
     if (--n->pending == 0)
         set_timer(n, 0);
 }
@@ -196,13 +192,13 @@ static void retire(cw_notifier *n) {
  * on the ready list; freeing it here could leave it on that list. */
 static void cancel_locked(cw_notifier *n, watch *w) {
     w->cancelled = true;
-    retire(n);
-    cw_completion_signal_token(cw_completion_token(w->completion), CL_COMPLETE);
+    end_pending(n);
+    cw__completion_signal_token(cw__completion_token(w->completion), CL_COMPLETE);
 }
 
 /* Outside the mutex. The release comes first: see the comment on `watch`. */
 static void free_watch(watch *w) {
-    cw__event_leave(w->event, w->completion);
+    cw__table_leave(w->event, w->completion, false);
     clReleaseEvent(w->event);
     free(w);
 }
@@ -210,10 +206,8 @@ static void free_watch(watch *w) {
 /* Under the mutex: `w` is out of every list; free it now (onto `*later`,
  * outside the mutex) or when the last status check reading it is done. */
 static void doom(watch *w, watch **later) {
-    if (w->pins) {
-        w->doomed = true;
+    if (!cw__pins_doom(&w->pins))
         return;
-    }
     w->free_next = *later;
     *later = w;
 }
@@ -235,7 +229,7 @@ static void free_settled(cw_notifier *n, watch *w) {
     watch *keep = NULL, *keep_tail = NULL;
     while (w) {
         watch *next = w->free_next;
-        if (cw_completion_settled(w->completion)) {
+        if (cw__completion_settled(w->completion)) {
             free_watch(w);
         } else {
             w->free_next = keep;
@@ -261,45 +255,40 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     if (!n || !event)
         return CW_ERR_INVALID_ARGUMENT;
     cl_int st = 0;
-    int rc = cw__read_status(event, &st);
+    int rc = cw__table_look(event, true, &st);
     if (rc != CW_OK) {
         *cl_error = st;
         return rc;
     }
-    rc = cw__flush_if_queued(event, st, cl_error);
-    if (rc != CW_OK)
-        return rc;
     watch *w = calloc(1, sizeof *w);
     if (!w)
         return CW_ERR_NO_MEMORY;
-    rc = cw_completion_acquire(CW_COMPLETION_YIELD, &w->completion);
+    rc = cw__completion_acquire(CW__COMPLETION_YIELD, &w->completion);
     if (rc != CW_OK) {
         free(w);
         return rc;
     }
-    w->parker.ops = &watch_ops;
+    w->watcher.wake = watch_wake;
     w->owner = n;
     w->tag = tag;
     w->event = event;
-    cw_completion_watch(w->completion, &w->parker);
+    cw__completion_watch(w->completion, &w->watcher);
     clRetainEvent(event);
 
     bool finished = st <= CL_COMPLETE;
     pthread_mutex_lock(&n->mutex);
     link_live(n, w);
     if (finished) /* finished or failed already: no callback needed */
-        cw_completion_signal_token(cw_completion_token(w->completion), st);
+        cw__completion_signal_token(cw__completion_token(w->completion), st);
     else
         w->registering = true;
     pthread_mutex_unlock(&n->mutex);
-    if (finished) {
-        cw__event_retire(event); /* an earlier wait's record, if any */
-        return CW_OK;
-    }
+    if (finished)
+        return CW_OK; /* the look forgot an earlier wait's record, if any */
 
     /* The callback may run inline inside the subscription: it only pushes
      * the watch onto the ready list and never takes the mutex. */
-    rc = cw__event_subscribe(event, w->completion, false, cl_error);
+    rc = cw__table_join(event, w->completion, 0, cl_error);
     pthread_mutex_lock(&n->mutex);
     w->registering = false;
     if (rc != CW_OK)
@@ -315,16 +304,16 @@ static watch **pin_pending(cw_notifier *n, size_t *count) {
     if (!pinned)
         return NULL; /* no check this time; the next timer tick tries again */
     for (watch *w = n->live; w; w = w->next) {
-        if (w->cancelled || w->registering || cw_completion_is_signalled(w->completion))
+        if (w->cancelled || w->registering || cw__completion_is_signalled(w->completion))
             continue;
-        w->pins++;
+        cw__pins_take(&w->pins);
         pinned[(*count)++] = w;
     }
     return pinned;
 }
 
-/* Outside the mutex: the failed-command check. PoCL fires no callback for
- * them, so read every pinned watch's status and signal the final ones
+/* Outside the mutex: the failed-command check (docs/design.md, "Failed
+ * commands"): read every pinned watch's status and signal the final ones
  * ourselves. A callback racing with us is harmless: the completion's claim
  * lets one of us win. A failed read leaves the OpenCL error (negative) in st:
  * the drain reads again and reports it. */
@@ -332,10 +321,10 @@ static void check_pinned(watch **pinned, size_t count) {
     for (size_t i = 0; i < count; ++i) {
         watch *w = pinned[i];
         cl_int st = 0;
-        if (cw__read_status(w->event, &st) == CW_OK && st > CL_COMPLETE)
+        if (cw__status_read(w->event, &st) == CW_OK && st > CL_COMPLETE)
             continue;
-        cw_completion_signal_token(cw_completion_token(w->completion), st);
-        cw__event_retire(w->event);
+        cw__completion_signal_token(cw__completion_token(w->completion), st);
+        cw__table_forget(w->event);
     }
 }
 
@@ -343,7 +332,7 @@ static void check_pinned(watch **pinned, size_t count) {
 static void unpin(watch **pinned, size_t count, watch **later) {
     for (size_t i = 0; i < count; ++i) {
         watch *w = pinned[i];
-        if (--w->pins == 0 && w->doomed)
+        if (cw__pins_drop(&w->pins))
             doom(w, later);
     }
 }
@@ -352,7 +341,7 @@ static void unpin(watch **pinned, size_t count, watch **later) {
 static void result_of(const watch *w, cw_notifier_result *r) {
     r->tag = w->tag;
     cl_int st = 0;
-    int rc = cw__read_status(w->event, &st);
+    int rc = cw__status_read(w->event, &st);
     if (rc != CW_OK) {
         r->rc = rc;
         r->status = st;
@@ -362,11 +351,11 @@ static void result_of(const watch *w, cw_notifier_result *r) {
      * authority. Should an implementation run the callback before it
      * publishes a final status, fall back to the signalled one. */
     if (st > CL_COMPLETE)
-        st = cw_completion_status(w->completion);
+        st = cw__completion_status(w->completion);
     r->status = st;
     r->rc = st == CL_COMPLETE ? CW_OK : st < 0 ? CW_ERR_COMMAND_FAILED : CW_ERR_OPENCL;
     if (st <= CL_COMPLETE)
-        cw__event_retire(w->event);
+        cw__table_forget(w->event);
 }
 
 size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
@@ -395,7 +384,7 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     if (got == (ssize_t)sizeof count && n->pending > 0) {
         size_t npinned;
         watch **pinned = pin_pending(n, &npinned);
-        cw__check_schedule_grow(&n->checks);
+        cw__plan_checks_grow(&n->checks);
         set_timer(n, n->checks.interval_ns);
         if (pinned) {
             pthread_mutex_unlock(&n->mutex);
@@ -439,7 +428,7 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
             doom(w, &later);
             continue;
         }
-        retire(n);
+        end_pending(n);
         *tail = w;
         tail = &w->ready_next;
         ++k;

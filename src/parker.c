@@ -32,6 +32,9 @@ static int futex_park(cw_parker *p, uint64_t deadline_ns) {
         long rc = futex(&fp->state, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, PARKED,
                         deadline_ns == CW_DEADLINE_NONE ? NULL : &ts);
         int e = rc == 0 ? 0 : errno;
+        /* EFAULT or EINVAL would mean a bad address or deadline, but the word
+         * is the caller's live parker and the deadline comes from
+         * cw__timespec; ENOSYS cannot happen on a Linux cw builds for. */
         if (e != 0 && e != EAGAIN && e != EINTR && e != ETIMEDOUT)
             cw__die("futex wait", e);
         int token = TOKEN;
@@ -50,7 +53,7 @@ static int futex_park(cw_parker *p, uint64_t deadline_ns) {
 
 static void futex_unpark(cw_parker *p) {
     cw_futex_parker *fp = (cw_futex_parker *)p;
-    CW_INJECT();
+    CW__INJECT();
     /* After this exchange the parked thread may return and free the parker:
      * the wake below only passes the address to the kernel. */
     if (__atomic_exchange_n(&fp->state, TOKEN, __ATOMIC_RELEASE) == PARKED)

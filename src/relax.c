@@ -6,23 +6,23 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-bool cw_backoff_spin(cw_backoff *backoff) {
-    if (backoff->round >= CW_BACKOFF_ROUNDS)
+bool cw__backoff_spin(cw__backoff *backoff) {
+    if (backoff->round >= CW__BACKOFF_ROUNDS)
         return false;
     for (uint32_t i = 0, n = 1u << backoff->round; i < n; ++i)
-        cw_relax();
+        cw__relax();
     backoff->round++;
     return true;
 }
 
-void cw_microdelay(uint64_t ns) {
+void cw__microdelay(uint64_t ns) {
     uint64_t deadline = cw_deadline_after_ns(ns);
-    if (ns <= CW_MICRODELAY_SPIN_NS) {
+    if (ns <= CW__MICRODELAY_SPIN_NS) {
         /* Too short for a sleep to free the CPU for anyone: spin, reading the
          * clock once per batch of pauses to keep the clock's cost small. */
         while (cw_now_ns() < deadline)
             for (int i = 0; i < 16; ++i)
-                cw_relax();
+                cw__relax();
         return;
     }
     /* An absolute deadline makes a restart after EINTR sleep only the rest. */
@@ -30,11 +30,13 @@ void cw_microdelay(uint64_t ns) {
     int rc;
     while ((rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR)
         ;
+    /* EINVAL and EFAULT need a bad clock or timespec: both are constants or
+     * built by cw__timespec. */
     if (rc != 0)
         cw__die("clock_nanosleep", rc);
 }
 
-int cw_timerslack_get(uint64_t *ns) {
+int cw__timerslack_get(uint64_t *ns) {
     if (!ns)
         return CW_ERR_INVALID_ARGUMENT;
     int r = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
@@ -44,9 +46,9 @@ int cw_timerslack_get(uint64_t *ns) {
     return CW_OK;
 }
 
-int cw_timerslack_set(uint64_t ns, uint64_t *old_ns) {
+int cw__timerslack_set(uint64_t ns, uint64_t *old_ns) {
     uint64_t old = 0;
-    if (cw_timerslack_get(&old) != CW_OK)
+    if (cw__timerslack_get(&old) != CW_OK)
         return CW_ERR_UNSUPPORTED;
     if (prctl(PR_SET_TIMERSLACK, (unsigned long)ns, 0, 0, 0) != 0)
         return errno == EINVAL ? CW_ERR_INVALID_ARGUMENT : CW_ERR_UNSUPPORTED;

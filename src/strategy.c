@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6: the strategy table, names, and the option checks every wait shares. */
+/* Layer 6.2: the strategy table, names, and the plan every wait makes of its options. */
 #include "strategy.h"
 
 #include <string.h>
@@ -8,20 +8,21 @@
 #define DEFAULT_IS CW_STRATEGY_AUTO
 
 static const cw__strategy_row rows[CW_STRATEGY_COUNT] = {
-    [CW_STRATEGY_BLOCKING] = {"blocking", CW__BLOCK, CW_COMPLETION_PTHREAD, CW__SPIN_NONE, false},
-    [CW_STRATEGY_COOPERATIVE] = {"cooperative", CW__CALLBACK, CW_COMPLETION_YIELD, CW__SPIN_NONE,
+    [CW_STRATEGY_BLOCKING] = {"blocking", CW__BLOCK, CW__COMPLETION_PTHREAD, CW__SPIN_NONE, false},
+    [CW_STRATEGY_COOPERATIVE] = {"cooperative", CW__CALLBACK, CW__COMPLETION_YIELD, CW__SPIN_NONE,
                                  false},
-    [CW_STRATEGY_POLL] = {"poll", CW__POLL, CW_COMPLETION_YIELD, CW__SPIN_NONE, false},
+    [CW_STRATEGY_POLL] = {"poll", CW__POLL, CW__COMPLETION_YIELD, CW__SPIN_NONE, false},
     [CW_STRATEGY_COOPERATIVE_WAKE_LOCKED] = {"cooperative-wake-locked", CW__CALLBACK,
-                                             CW_COMPLETION_YIELD_WAKE_LOCKED, CW__SPIN_NONE, false},
+                                             CW__COMPLETION_YIELD_WAKE_LOCKED, CW__SPIN_NONE,
+                                             false},
     [CW_STRATEGY_COOPERATIVE_NOYIELD] = {"cooperative-noyield", CW__CALLBACK,
-                                         CW_COMPLETION_NOYIELD_WAKE_LOCKED, CW__SPIN_NONE, false},
-    [CW_STRATEGY_PTHREAD] = {"pthread", CW__CALLBACK, CW_COMPLETION_PTHREAD, CW__SPIN_NONE, false},
-    [CW_STRATEGY_SPIN_PARK] = {"spin-park", CW__CALLBACK, CW_COMPLETION_YIELD, CW__SPIN_BUDGET,
+                                         CW__COMPLETION_NOYIELD_WAKE_LOCKED, CW__SPIN_NONE, false},
+    [CW_STRATEGY_PTHREAD] = {"pthread", CW__CALLBACK, CW__COMPLETION_PTHREAD, CW__SPIN_NONE, false},
+    [CW_STRATEGY_SPIN_PARK] = {"spin-park", CW__CALLBACK, CW__COMPLETION_YIELD, CW__SPIN_BUDGET,
                                false},
-    [CW_STRATEGY_BACKOFF_POLL] = {"backoff-poll", CW__BACKOFF, CW_COMPLETION_YIELD, CW__SPIN_NONE,
+    [CW_STRATEGY_BACKOFF_POLL] = {"backoff-poll", CW__BACKOFF, CW__COMPLETION_YIELD, CW__SPIN_NONE,
                                   true},
-    [CW_STRATEGY_AUTO] = {"auto", CW__CALLBACK, CW_COMPLETION_YIELD, CW__SPIN_AUTO, true},
+    [CW_STRATEGY_AUTO] = {"auto", CW__CALLBACK, CW__COMPLETION_YIELD, CW__SPIN_AUTO, true},
 };
 
 const cw__strategy_row *cw__strategy_row_of(cw_strategy s) {
@@ -45,7 +46,7 @@ int cw_strategy_from_name(const char *name, cw_strategy *out) {
     return CW_ERR_INVALID_ARGUMENT;
 }
 
-int cw__validate_options(const cw_wait_options *o) {
+static int validate(const cw_wait_options *o) {
     if ((unsigned)o->strategy >= CW_STRATEGY_COUNT || (o->flags & ~(unsigned)CW_WAIT_FLAGS_ALL_) ||
         o->timeout_us < 0 || o->check_interval_us > CW_CHECK_INTERVAL_US_MAX ||
         o->spin_us > CW_SPIN_US_MAX)
@@ -58,8 +59,39 @@ int cw__validate_options(const cw_wait_options *o) {
     return CW_OK;
 }
 
-uint64_t cw__deadline_of(const cw_wait_options *o) {
-    if (o->timeout_us > 0 && (uint64_t)o->timeout_us < CW_DEADLINE_NONE / 1000u)
-        return cw_deadline_after_ns((uint64_t)o->timeout_us * 1000u);
-    return CW_DEADLINE_NONE;
+cw__check_schedule cw__plan_checks(uint32_t check_interval_us) {
+    uint64_t first =
+        (uint64_t)(check_interval_us ? check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) * 1000u;
+    cw__check_schedule s = {first, first};
+    return s;
+}
+
+int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
+    static const cw_wait_options defaults = {0};
+    const cw_wait_options *o = options ? options : &defaults;
+    int rc = validate(o);
+    if (rc != CW_OK)
+        return rc;
+    const cw__strategy_row *row = cw__strategy_row_of(o->strategy);
+    p->row = row;
+    p->flags = o->flags;
+    p->bare_block = row->method == CW__BLOCK && o->timeout_us == 0;
+    /* Only backoff-poll and the strategies that keep estimates time the wait. */
+    p->start_ns = row->estimates || row->method == CW__BACKOFF ? cw_now_ns() : 0;
+    p->deadline_ns = o->timeout_us > 0 && (uint64_t)o->timeout_us < CW_DEADLINE_NONE / 1000u
+                         ? cw_deadline_after_ns((uint64_t)o->timeout_us * 1000u)
+                         : CW_DEADLINE_NONE;
+    p->checks = cw__plan_checks(o->check_interval_us);
+    p->spin_ns = row->spin == CW__SPIN_BUDGET
+                     ? (uint64_t)(o->spin_us ? o->spin_us : CW_SPIN_US_DEFAULT) * 1000u
+                     : 0;
+    p->spin_cap_ns = (uint64_t)(o->spin_us ? o->spin_us : CW_AUTO_SPIN_US_CAP) * 1000u;
+    p->queue_key = 0;
+    p->expected_ns = 0;
+    p->parker = o->parker;
+    if (!p->parker) {
+        cw_futex_parker_init(&p->own);
+        p->parker = &p->own.parker;
+    }
+    return CW_OK;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cw layer 6 (internal): the strategies as a table. A row says everything
- * cw_wait needs to know about a strategy; adding one is a row here (and a
- * wait function in wait.c when it waits in a new way).
+ * cw layer 6.2 (internal): the strategies as a table, and the plan of one
+ * wait. A row says everything cw_wait needs to know about a strategy;
+ * adding one is a row here (and a wait function in wait.c when it waits in
+ * a new way). The plan is the options resolved once per call: every "zero
+ * means the default" is decided here and nowhere else.
  */
 #ifndef CW_STRATEGY_H
 #define CW_STRATEGY_H
@@ -31,7 +33,7 @@ typedef enum cw__spin {
 typedef struct cw__strategy_row {
     const char *name;
     cw__method method;
-    cw_completion_kind kind; /* lock and wake order of the completion (callback waits) */
+    cw__completion_kind kind; /* lock and wake order of the completion (callback waits) */
     cw__spin spin;
     bool estimates; /* it reads and feeds the per-queue estimate of the wait */
 } cw__strategy_row;
@@ -40,10 +42,45 @@ typedef struct cw__strategy_row {
  * strategy it stands for, under its own name. */
 const cw__strategy_row *cw__strategy_row_of(cw_strategy s);
 
-/* Option checks of cw_wait: CW_OK or CW_ERR_INVALID_ARGUMENT. */
-int cw__validate_options(const cw_wait_options *o);
+/*
+ * When a callback wait reads the event's status, because a failed command
+ * may fire no callback (docs/design.md, "Failed commands"): first after the
+ * option's interval, then every CW_CHECK_INTERVAL_GROWTH times it. One
+ * schedule for cw_wait, wait-all/any and the notifier, so a failure is
+ * reported within 2 * the interval wherever it waits.
+ */
+typedef struct cw__check_schedule {
+    uint64_t first_ns, interval_ns;
+} cw__check_schedule;
 
-/* The absolute deadline of o->timeout_us from now (CW_DEADLINE_NONE for none). */
-uint64_t cw__deadline_of(const cw_wait_options *o);
+/* The schedule of a check_interval_us option (0: the default). */
+cw__check_schedule cw__plan_checks(uint32_t check_interval_us);
+
+/* After a check: the next interval, doubled up to the cap. */
+static inline void cw__plan_checks_grow(cw__check_schedule *s) {
+    if (s->interval_ns < CW_CHECK_INTERVAL_GROWTH * s->first_ns)
+        s->interval_ns *= 2;
+}
+
+/* One wait's options, resolved. */
+typedef struct cw__plan {
+    const cw__strategy_row *row;
+    unsigned flags;            /* CW_WAIT_* */
+    bool bare_block;           /* blocking without a timeout: clWaitForEvents itself */
+    uint64_t start_ns;         /* when the wait began, for the rows that time it; else 0 */
+    uint64_t deadline_ns;      /* CW_DEADLINE_NONE for none */
+    cw__check_schedule checks; /* the failed-command checks */
+    uint64_t spin_ns;          /* the spin budget; auto: set by cw__estimate_plan */
+    uint64_t spin_cap_ns;      /* auto: the longest expected wait worth a spin */
+    uintptr_t queue_key;       /* the estimate's key (cw__estimate_plan); 0 for none */
+    uint64_t expected_ns;      /* the expected wait (cw__estimate_plan); 0 for none */
+    cw_parker *parker;         /* the caller's, or `own` */
+    cw_futex_parker own;
+} cw__plan;
+
+/* Check `options` (NULL: every default) and resolve them into *p: CW_OK or
+ * CW_ERR_INVALID_ARGUMENT. The plan holds the default parker, so it must
+ * stay where it is while the wait lasts. */
+int cw__plan_make(const cw_wait_options *options, cw__plan *p);
 
 #endif

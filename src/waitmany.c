@@ -1,29 +1,54 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6, beside cw_wait: wait-all and wait-any over one shared parker. */
-#include "clevent.h"
+/* Layer 6.3, beside cw_wait: wait-all and wait-any over one shared parker. */
 #include "completion.h"
 #include "cw/waitmany.h"
 #include "stats_internal.h"
+#include "status.h"
 #include "strategy.h"
+#include "table.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 
-static int check_input(const cl_event *events, size_t n, const cw_wait_options *o) {
+static int check_input(const cl_event *events, size_t n) {
     if (!events || n == 0 || n > CW_WAIT_MANY_MAX)
         return CW_ERR_INVALID_ARGUMENT;
     for (size_t i = 0; i < n; ++i)
         if (!events[i])
             return CW_ERR_INVALID_ARGUMENT;
-    return cw__validate_options(o);
+    return CW_OK;
 }
 
-/* One completion per unfinished event, watched by the call's one parker:
- * the signaller unparks it after leaving the completion's lock, and
- * cw_completion_release waits for that unpark, so the parker (possibly on
- * the caller's stack) outlives every use. */
-static void unwatch(cl_event event, cw_completion **c) {
-    cw__event_leave(event, *c);
+/* The watcher of every completion of the call: it unparks the call's one
+ * parker. The signaller wakes it after leaving the completion's lock, and
+ * cw__completion_release waits for that wake, so the parker (possibly on the
+ * caller's stack) outlives every use. */
+typedef struct parker_watcher {
+    cw__watcher watcher;
+    cw_parker *parker;
+} parker_watcher;
+
+static void wake_parker(cw__watcher *w) {
+    cw_unpark(cw__container_of(w, parker_watcher, watcher)->parker);
+}
+
+/* Subscribe a completion for events[i], watched by `pw`. */
+static int watch(cl_event event, parker_watcher *pw, cw__completion **c, cl_int *st) {
+    int rc = cw__completion_acquire(CW__COMPLETION_YIELD, c);
+    if (rc != CW_OK) {
+        *c = NULL;
+        return rc;
+    }
+    cw__completion_watch(*c, &pw->watcher);
+    if ((rc = cw__table_join(event, *c, CW__JOIN_SWEEP, st)) != CW_OK) {
+        cw__table_leave(event, *c, false);
+        *c = NULL;
+    }
+    return rc;
+}
+
+static void unwatch(cl_event event, cw__completion **c, bool finished) {
+    cw__table_leave(event, *c, finished);
     *c = NULL;
 }
 
@@ -34,36 +59,19 @@ static void unwatch(cl_event event, cw_completion **c) {
  * are the completions of the unfinished events (NULL once finished); every
  * one is released before returning, so a late callback finds a stale token.
  */
-static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o, bool all,
-                     cl_int *st, cw_completion **c, size_t *which) {
-    cw_futex_parker own;
-    cw_parker *parker = o->parker;
-    if (!parker) {
-        cw_futex_parker_init(&own);
-        parker = &own.parker;
-    }
+static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl_int *st,
+                     cw__completion **c, size_t *which) {
+    parker_watcher pw = {{wake_parker}, p->parker};
     *which = n;
     size_t pending = 0;
     int rc = CW_OK;
 
-    /* First look: finished events need no callback; unflushed work gets its
-     * flush (as cw_wait does) before anything sleeps on it. */
+    /* First look at each: finished events need no callback; unflushed work
+     * gets its flush before anything sleeps on it. */
+    bool flush = !(p->flags & CW_WAIT_NO_FLUSH);
     for (size_t i = 0; i < n; ++i) {
-        rc = cw__read_status(events[i], &st[i]);
-        if (rc != CW_OK) {
-            *which = i;
-            goto out;
-        }
-        if (st[i] <= CL_COMPLETE) {
-            cw__event_retire(events[i]); /* an earlier wait's record, if any */
-            if (!all) {
-                *which = i;
-                goto out;
-            }
-            continue;
-        }
-        if (!(o->flags & CW_WAIT_NO_FLUSH) &&
-            (rc = cw__flush_if_queued(events[i], st[i], &st[i])) != CW_OK) {
+        if ((rc = cw__table_look(events[i], flush, &st[i])) != CW_OK ||
+            (!all && st[i] <= CL_COMPLETE)) {
             *which = i;
             goto out;
         }
@@ -73,42 +81,31 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
     for (size_t i = 0; i < n; ++i) {
         if (st[i] <= CL_COMPLETE)
             continue;
-        if ((rc = cw__event_join(events[i], CW_COMPLETION_YIELD, parker, &c[i], &st[i])) != CW_OK) {
+        if ((rc = watch(events[i], &pw, &c[i], &st[i])) != CW_OK) {
             *which = i;
             goto out;
         }
         ++pending;
     }
 
-    uint64_t deadline = cw__deadline_of(o);
-    cw__check_schedule checks = cw__check_schedule_start(o->check_interval_us);
-    uint64_t check = cw_deadline_after_ns(checks.interval_ns);
+    uint64_t check = cw_deadline_after_ns(p->checks.interval_ns);
     for (;;) {
         /* A token means "something changed", and several unparks fold into
          * one token: look at every completion, not just one. */
         for (size_t i = 0; i < n; ++i) {
-            if (!c[i] || !cw_completion_is_signalled(c[i]))
+            if (!c[i] || !cw__completion_is_signalled(c[i]))
                 continue;
-            uint64_t landed = cw_completion_landed_ns(c[i]), now = cw_now_ns();
+            uint64_t landed = cw__completion_landed_ns(c[i]), now = cw_now_ns();
             cw__stat_latency(now > landed ? now - landed : 0);
-            unwatch(events[i], &c[i]);
-            /* A signal says "read the status": the callback's is the
-             * trigger's, and cw's record of the event may have been dropped
-             * while the command still runs; then watch it anew. */
-            if ((rc = cw__read_status(events[i], &st[i])) != CW_OK) {
+            rc = cw__table_recheck(events[i], &c[i], &st[i]);
+            if (rc != CW_OK) {
                 *which = i;
                 goto out;
             }
-            if (st[i] > CL_COMPLETE) {
-                if ((rc = cw__event_join(events[i], CW_COMPLETION_YIELD, parker, &c[i], &st[i])) !=
-                    CW_OK) {
-                    *which = i;
-                    goto out;
-                }
-                continue;
-            }
+            if (st[i] > CL_COMPLETE)
+                continue; /* watched anew */
             --pending;
-            cw__event_retire(events[i]);
+            unwatch(events[i], &c[i], true);
             if (!all) {
                 *which = i;
                 goto out;
@@ -118,18 +115,17 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
             goto out;
         uint64_t now = cw_now_ns();
         if (now >= check) {
-            /* No callback comes for a failed command: read the statuses. */
+            /* The failed-command check (docs/design.md, "Failed commands"). */
             for (size_t i = 0; i < n; ++i) {
                 if (!c[i])
                     continue;
-                if ((rc = cw__read_status(events[i], &st[i])) != CW_OK) {
+                if ((rc = cw__status_read(events[i], &st[i])) != CW_OK) {
                     *which = i;
                     goto out;
                 }
                 if (st[i] > CL_COMPLETE)
                     continue;
-                unwatch(events[i], &c[i]);
-                cw__event_retire(events[i]);
+                unwatch(events[i], &c[i], true);
                 --pending;
                 if (!all) {
                     *which = i;
@@ -138,32 +134,33 @@ static int wait_many(const cl_event *events, size_t n, const cw_wait_options *o,
             }
             if (pending == 0)
                 goto out;
-            cw__check_schedule_grow(&checks);
-            check = cw_deadline_after_ns(checks.interval_ns);
+            cw__plan_checks_grow(&p->checks);
+            check = cw_deadline_after_ns(p->checks.interval_ns);
         }
-        if (now >= deadline) {
+        if (now >= p->deadline_ns) {
             rc = CW_ERR_TIMEOUT;
             goto out;
         }
         cw__stat_add(CW__STAT_PARKS, 1);
-        cw_park(parker, check < deadline ? check : deadline);
+        cw_park(p->parker, check < p->deadline_ns ? check : p->deadline_ns);
     }
 out:
     for (size_t i = 0; i < n; ++i)
         if (c[i])
-            unwatch(events[i], &c[i]);
+            unwatch(events[i], &c[i], false);
     return rc;
 }
 
 /* Allocate the per-event state and run the loop, counting the wait. */
 static int run(const cl_event *events, size_t n, const cw_wait_options *options, bool all,
                cl_int *statuses, size_t *which) {
-    static const cw_wait_options defaults = {0};
-    const cw_wait_options *o = options ? options : &defaults;
-    int rc = check_input(events, n, o);
+    cw__plan plan;
+    int rc = check_input(events, n);
+    if (rc == CW_OK)
+        rc = cw__plan_make(options, &plan);
     if (rc != CW_OK)
         return rc;
-    cw_completion **c = calloc(n, sizeof *c);
+    cw__completion **c = calloc(n, sizeof *c);
     cl_int *own = statuses ? NULL : malloc(n * sizeof *own);
     if (!c || (!statuses && !own)) {
         free(c);
@@ -172,7 +169,7 @@ static int run(const cl_event *events, size_t n, const cw_wait_options *options,
     }
     cl_int *st = statuses ? statuses : own;
     cw__stat_add(CW__STAT_WAITS, 1);
-    rc = wait_many(events, n, o, all, st, c, which);
+    rc = wait_many(events, n, &plan, all, st, c, which);
     if (rc == CW_ERR_TIMEOUT)
         cw__stat_add(CW__STAT_TIMEOUTS, 1);
     if (rc == CW_OK) {

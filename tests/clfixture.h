@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "clhost.h"
-#include "clevent.h"
+#include "table.h"
 #include "completion.h"
 
 static cwh host;
@@ -29,25 +29,25 @@ static int close_host(void **state) {
     (void)state;
     /* Every event a test waited on finished or was forgotten: once a sweep
      * has read the statuses, cw holds no record (nor an event reference). */
-    size_t records = cw__event_sweep();
+    size_t records = cw__table_sweep();
     cwh_close(&host);
     if (records != 0) {
         fprintf(stderr, "%zu event records were left behind\n", records);
         return -1;
     }
-    if (cw_completion_outstanding() != 0) {
-        fprintf(stderr, "%u completions were not released\n", cw_completion_outstanding());
+    if (cw__completion_outstanding() != 0) {
+        fprintf(stderr, "%u completions were not released\n", cw__completion_outstanding());
         return -1;
     }
     return 0;
 }
 
 /* Completions held by waits, watches and the like: every one but the one
- * each event record keeps for its callback (clevent.c). */
+ * each event record keeps for its callback (table.c). */
 static inline unsigned wait_completions(void) {
     /* Records first: counting them tears down the ones whose callback ran. */
-    unsigned records = (unsigned)cw__event_records();
-    return cw_completion_outstanding() - records;
+    unsigned records = (unsigned)cw__table_records();
+    return cw__completion_outstanding() - records;
 }
 
 /* A fresh user event of the fixture's context. */

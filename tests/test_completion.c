@@ -8,24 +8,24 @@
 #include "clfixture.h"
 #include "completion.h"
 
-static const cw_completion_kind kinds[] = {CW_COMPLETION_YIELD, CW_COMPLETION_YIELD_WAKE_LOCKED,
-                                           CW_COMPLETION_NOYIELD_WAKE_LOCKED,
-                                           CW_COMPLETION_PTHREAD};
+static const cw__completion_kind kinds[] = {CW__COMPLETION_YIELD, CW__COMPLETION_YIELD_WAKE_LOCKED,
+                                            CW__COMPLETION_NOYIELD_WAKE_LOCKED,
+                                            CW__COMPLETION_PTHREAD};
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
 static void signal_before_wait_is_not_lost(void **state) {
     (void)state;
     for (size_t k = 0; k < NKINDS; ++k) {
-        cw_completion *c;
-        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
-        assert_false(cw_completion_is_signalled(c));
-        assert_true(cw_completion_signal_token(cw_completion_token(c), 42));
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(kinds[k], &c), CW_OK);
+        assert_false(cw__completion_is_signalled(c));
+        assert_true(cw__completion_signal_token(cw__completion_token(c), 42));
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
-        assert_int_equal(cw_completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
-        assert_int_equal(cw_completion_status(c), 42);
+        assert_int_equal(cw__completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
+        assert_int_equal(cw__completion_status(c), 42);
         int32_t status = 0;
-        assert_true(cw_completion_release(c, &status));
+        assert_true(cw__completion_release(c, &status));
         assert_int_equal(status, 42);
     }
 }
@@ -39,24 +39,24 @@ struct token_later {
 static void *signal_later(void *arg) {
     struct token_later *l = arg;
     cw_test_sleep_us(l->delay_us);
-    atomic_store(&l->result, cw_completion_signal_token(l->token, 7) ? 1 : 0);
+    atomic_store(&l->result, cw__completion_signal_token(l->token, 7) ? 1 : 0);
     return NULL;
 }
 
 static void foreign_thread_signal_wakes_waiter(void **state) {
     (void)state;
     for (size_t k = 0; k < NKINDS; ++k) {
-        cw_completion *c;
-        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
-        struct token_later l = {.token = cw_completion_token(c), .delay_us = 10000, .result = -1};
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(kinds[k], &c), CW_OK);
+        struct token_later l = {.token = cw__completion_token(c), .delay_us = 10000, .result = -1};
         pthread_t t = cw_test_spawn(signal_later, &l);
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
-        assert_int_equal(cw_completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
-        assert_int_equal(cw_completion_status(c), 7);
+        assert_int_equal(cw__completion_wait(c, &fp.parker, CW_DEADLINE_NONE), CW_OK);
+        assert_int_equal(cw__completion_status(c), 7);
         cw_test_join(t);
         assert_int_equal(atomic_load(&l.result), 1);
-        assert_true(cw_completion_release(c, NULL));
+        assert_true(cw__completion_release(c, NULL));
     }
 }
 
@@ -70,7 +70,7 @@ static void *race_signal(void *arg) {
     struct racer *r = arg;
     while (!atomic_load(r->go))
         ;
-    if (cw_completion_signal_token(r->token, 1))
+    if (cw__completion_signal_token(r->token, 1))
         atomic_fetch_add(&r->wins, 1);
     return NULL;
 }
@@ -78,10 +78,10 @@ static void *race_signal(void *arg) {
 static void signalled_exactly_once_by_racing_threads(void **state) {
     (void)state;
     for (int round = 0; round < 500; ++round) {
-        cw_completion *c;
-        assert_int_equal(cw_completion_acquire(kinds[round % NKINDS], &c), CW_OK);
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(kinds[round % NKINDS], &c), CW_OK);
         atomic_int go = 0;
-        struct racer r = {.token = cw_completion_token(c), .go = &go};
+        struct racer r = {.token = cw__completion_token(c), .go = &go};
         pthread_t t[3];
         for (int i = 0; i < 3; ++i)
             t[i] = cw_test_spawn(race_signal, &r);
@@ -89,27 +89,27 @@ static void signalled_exactly_once_by_racing_threads(void **state) {
         for (int i = 0; i < 3; ++i)
             cw_test_join(t[i]);
         assert_int_equal(atomic_load(&r.wins), 1);
-        assert_true(cw_completion_release(c, NULL));
+        assert_true(cw__completion_release(c, NULL));
     }
 }
 
 static void stale_token_is_ignored_after_release(void **state) {
     (void)state;
-    cw_completion *c, *d;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-    uintptr_t old = cw_completion_token(c);
-    assert_false(cw_completion_release(c, NULL)); /* never signalled: disarmed */
-    assert_false(cw_completion_signal_token(old, 1));
+    cw__completion *c, *d;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
+    uintptr_t old = cw__completion_token(c);
+    assert_false(cw__completion_release(c, NULL)); /* never signalled: disarmed */
+    assert_false(cw__completion_signal_token(old, 1));
     /* The slot is reused (LIFO pool) under a new generation; the old token
      * must not signal the new owner. */
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
-    assert_int_not_equal(cw_completion_token(d), old);
-    assert_false(cw_completion_signal_token(old, 1));
-    assert_false(cw_completion_is_signalled(d));
-    assert_false(cw_completion_release(d, NULL));
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &d), CW_OK);
+    assert_int_not_equal(cw__completion_token(d), old);
+    assert_false(cw__completion_signal_token(old, 1));
+    assert_false(cw__completion_is_signalled(d));
+    assert_false(cw__completion_release(d, NULL));
     /* Tokens that were never handed out are refused too. */
-    assert_false(cw_completion_signal_token(0xffffffffu, 1));
-    assert_false(cw_completion_signal_token((uintptr_t)12345 << 32 | 3, 1));
+    assert_false(cw__completion_signal_token(0xffffffffu, 1));
+    assert_false(cw__completion_signal_token((uintptr_t)12345 << 32 | 3, 1));
 }
 
 /* The waiter gives up first; the signal arrives 10 ms after the slot went
@@ -118,15 +118,15 @@ static void stale_token_is_ignored_after_release(void **state) {
 static void waiter_times_out_then_late_signal(void **state) {
     (void)state;
     for (size_t k = 0; k < NKINDS; ++k) {
-        cw_completion *c;
-        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
-        struct token_later l = {.token = cw_completion_token(c), .delay_us = 10000, .result = -1};
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(kinds[k], &c), CW_OK);
+        struct token_later l = {.token = cw__completion_token(c), .delay_us = 10000, .result = -1};
         pthread_t t = cw_test_spawn(signal_later, &l);
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
-        assert_int_equal(cw_completion_wait(c, &fp.parker, cw_deadline_after_ns(1000000)),
+        assert_int_equal(cw__completion_wait(c, &fp.parker, cw_deadline_after_ns(1000000)),
                          CW_ERR_TIMEOUT);
-        assert_false(cw_completion_release(c, NULL));
+        assert_false(cw__completion_release(c, NULL));
         cw_test_join(t);
         assert_int_equal(atomic_load(&l.result), 0);
     }
@@ -134,78 +134,72 @@ static void waiter_times_out_then_late_signal(void **state) {
 
 static void acquire_rejects_bad_input(void **state) {
     (void)state;
-    cw_completion *c;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_KIND_COUNT, &c), CW_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, NULL), CW_ERR_INVALID_ARGUMENT);
+    cw__completion *c;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_KIND_COUNT, &c),
+                     CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, NULL), CW_ERR_INVALID_ARGUMENT);
 }
 
 /* Many slots at once: the pool grows past one chunk and gives all back. */
 static void pool_grows_and_recycles(void **state) {
     (void)state;
     enum { N = 1000 };
-    cw_completion **cs = calloc(N, sizeof *cs);
+    cw__completion **cs = calloc(N, sizeof *cs);
     assert_non_null(cs);
-    unsigned before = cw_completion_outstanding();
+    unsigned before = cw__completion_outstanding();
     for (int i = 0; i < N; ++i)
-        assert_int_equal(cw_completion_acquire(kinds[i % NKINDS], &cs[i]), CW_OK);
-    assert_int_equal(cw_completion_outstanding(), before + N);
+        assert_int_equal(cw__completion_acquire(kinds[i % NKINDS], &cs[i]), CW_OK);
+    assert_int_equal(cw__completion_outstanding(), before + N);
     for (int i = 0; i < N; i += 2)
-        assert_true(cw_completion_signal_token(cw_completion_token(cs[i]), i));
+        assert_true(cw__completion_signal_token(cw__completion_token(cs[i]), i));
     for (int i = 0; i < N; ++i) {
         if (i % 2 == 0)
-            assert_int_equal(cw_completion_status(cs[i]), i);
-        assert_int_equal(cw_completion_release(cs[i], NULL), i % 2 == 0);
+            assert_int_equal(cw__completion_status(cs[i]), i);
+        assert_int_equal(cw__completion_release(cs[i], NULL), i % 2 == 0);
     }
-    assert_int_equal(cw_completion_outstanding(), before);
+    assert_int_equal(cw__completion_outstanding(), before);
     free(cs);
 }
 
-/* A watcher whose unpark holds its signaller until the test lets it go. */
+/* A watcher whose wake holds its signaller until the test lets it go. */
 struct holder {
-    cw_parker parker;
     atomic_int entered, leave;
+    cw__watcher watcher;
 };
 
-static int holder_park(cw_parker *p, uint64_t deadline_ns) {
-    (void)p;
-    (void)deadline_ns;
-    return CW_ERR_UNSUPPORTED;
-}
-
-static void holder_unpark(cw_parker *p) {
-    struct holder *h = (struct holder *)p;
+static void holder_wake(cw__watcher *w) {
+    struct holder *h = cw__container_of(w, struct holder, watcher);
     atomic_store(&h->entered, 1);
     while (!atomic_load(&h->leave))
         sched_yield();
 }
 
 static void *signal_now(void *arg) {
-    cw_completion_signal_token(*(uintptr_t *)arg, CL_COMPLETE);
+    cw__completion_signal_token(*(uintptr_t *)arg, CL_COMPLETE);
     return NULL;
 }
 
-/* Settled only once the signaller's unpark of the watcher returned: until
+/* Settled only once the signaller's wake of the watcher returned: until
  * then the signal is visible but release would still have to wait. */
-static void settled_after_the_watchers_unpark_returns(void **state) {
+static void settled_after_the_watchers_wake_returns(void **state) {
     (void)state;
-    static const cw_parker_ops ops = {holder_park, holder_unpark};
     for (size_t k = 0; k < NKINDS; ++k) {
-        struct holder h = {.parker = {.ops = &ops}};
+        struct holder h = {.watcher = {holder_wake}};
         atomic_init(&h.entered, 0);
         atomic_init(&h.leave, 0);
-        cw_completion *c;
-        assert_int_equal(cw_completion_acquire(kinds[k], &c), CW_OK);
-        cw_completion_watch(c, &h.parker);
-        uintptr_t token = cw_completion_token(c);
+        cw__completion *c;
+        assert_int_equal(cw__completion_acquire(kinds[k], &c), CW_OK);
+        cw__completion_watch(c, &h.watcher);
+        uintptr_t token = cw__completion_token(c);
         pthread_t t = cw_test_spawn(signal_now, &token);
         while (!atomic_load(&h.entered))
             sched_yield();
-        assert_true(cw_completion_is_signalled(c));
-        assert_false(cw_completion_settled(c));
+        assert_true(cw__completion_is_signalled(c));
+        assert_false(cw__completion_settled(c));
         atomic_store(&h.leave, 1);
         cw_test_join(t);
-        assert_true(cw_completion_settled(c));
-        assert_true(cw_completion_release(c, NULL));
+        assert_true(cw__completion_settled(c));
+        assert_true(cw__completion_release(c, NULL));
     }
 }
 
@@ -217,7 +211,7 @@ static const struct CMUnitTest completion_tests[] = {
     cmocka_unit_test(waiter_times_out_then_late_signal),
     cmocka_unit_test(acquire_rejects_bad_input),
     cmocka_unit_test(pool_grows_and_recycles),
-    cmocka_unit_test(settled_after_the_watchers_unpark_returns),
+    cmocka_unit_test(settled_after_the_watchers_wake_returns),
 };
 
 CW_TEST_MAIN(completion_tests, open_host, close_host)

@@ -7,8 +7,8 @@
 #include "cond.h"
 
 struct shared {
-    cw_spinlock lock;
-    cw_cond cond;
+    cw__spinlock lock;
+    cw__cond cond;
     int flag;           /* the predicate, under lock */
     int waiters;        /* queued waiters seen by the test, under lock */
     atomic_int woken;   /* waiters that returned */
@@ -19,32 +19,32 @@ struct shared {
 
 static void init_shared(struct shared *s) {
     memset(s, 0, sizeof *s);
-    cw_spinlock_init(&s->lock);
-    cw_cond_init(&s->cond);
+    cw__spinlock_init(&s->lock);
+    cw__cond_init(&s->cond);
 }
 
 static void *wait_for_flag(void *arg) {
     struct shared *s = arg;
     cw_futex_parker fp;
     cw_futex_parker_init(&fp);
-    cw_spinlock_lock(&s->lock);
+    cw__spinlock_lock(&s->lock);
     s->waiters++;
     while (!s->flag)
-        if (cw_cond_wait(&s->cond, &s->lock, &fp.parker, CW_DEADLINE_NONE) != CW_OK)
+        if (cw__cond_wait(&s->cond, &s->lock, &fp.parker, CW_DEADLINE_NONE) != CW_OK)
             atomic_fetch_add(&s->errors, 1);
-    cw_spinlock_unlock(&s->lock);
+    cw__spinlock_unlock(&s->lock);
     atomic_fetch_add(&s->woken, 1);
     return NULL;
 }
 
 static void wait_until_queued(struct shared *s, int n) {
     for (;;) {
-        cw_spinlock_lock(&s->lock);
-        bool ready = s->waiters >= n && cw_cond_has_waiters(&s->cond);
+        cw__spinlock_lock(&s->lock);
+        bool ready = s->waiters >= n;
         int queued = 0;
-        for (cw_cond_waiter *w = s->cond.head; w; w = w->next)
+        for (cw__cond_waiter *w = s->cond.head; w; w = w->next)
             ++queued;
-        cw_spinlock_unlock(&s->lock);
+        cw__spinlock_unlock(&s->lock);
         if (ready && queued == n)
             return;
         cw_test_sleep_us(200);
@@ -56,9 +56,9 @@ static void notify_before_wait_is_not_lost(void **state) {
     struct shared s;
     init_shared(&s);
     /* The notifier runs to completion before the waiter exists. */
-    cw_spinlock_lock(&s.lock);
+    cw__spinlock_lock(&s.lock);
     s.flag = 1;
-    cw_cond_notify_all_unlock(&s.cond, &s.lock);
+    cw__cond_notify_all_unlock(&s.cond, &s.lock);
     pthread_t t = cw_test_spawn(wait_for_flag, &s);
     cw_test_join(t);
     assert_int_equal(atomic_load(&s.woken), 1);
@@ -72,38 +72,14 @@ static void notify_all_wakes_every_waiter(void **state) {
     for (int i = 0; i < 4; ++i)
         t[i] = cw_test_spawn(wait_for_flag, &s);
     wait_until_queued(&s, 4);
-    cw_spinlock_lock(&s.lock);
+    cw__spinlock_lock(&s.lock);
     s.flag = 1;
-    cw_cond_notify_all_unlock(&s.cond, &s.lock);
+    cw__cond_notify_all_unlock(&s.cond, &s.lock);
     for (int i = 0; i < 4; ++i)
         cw_test_join(t[i]);
     assert_int_equal(atomic_load(&s.woken), 4);
     assert_int_equal(atomic_load(&s.errors), 0);
-    assert_false(cw_cond_has_waiters(&s.cond));
-}
-
-static void notify_one_wakes_exactly_one(void **state) {
-    (void)state;
-    struct shared s;
-    init_shared(&s);
-    pthread_t t[2];
-    for (int i = 0; i < 2; ++i)
-        t[i] = cw_test_spawn(wait_for_flag, &s);
-    wait_until_queued(&s, 2);
-    cw_spinlock_lock(&s.lock);
-    s.flag = 1;
-    cw_cond_notify_one_unlock(&s.cond, &s.lock);
-    while (atomic_load(&s.woken) < 1)
-        cw_test_sleep_us(100);
-    cw_test_sleep_us(20000);
-    assert_int_equal(atomic_load(&s.woken), 1); /* the other one still sleeps */
-    cw_spinlock_lock(&s.lock);
-    assert_true(cw_cond_has_waiters(&s.cond));
-    cw_cond_notify_one(&s.cond); /* the wake-while-holding variant */
-    cw_spinlock_unlock(&s.lock);
-    for (int i = 0; i < 2; ++i)
-        cw_test_join(t[i]);
-    assert_int_equal(atomic_load(&s.woken), 2);
+    assert_null(s.cond.head);
 }
 
 static void timed_wait_times_out(void **state) {
@@ -113,11 +89,11 @@ static void timed_wait_times_out(void **state) {
     cw_futex_parker fp;
     cw_futex_parker_init(&fp);
     uint64_t deadline = cw_deadline_after_ns(20000000);
-    cw_spinlock_lock(&s.lock);
-    assert_int_equal(cw_cond_wait(&s.cond, &s.lock, &fp.parker, deadline), CW_ERR_TIMEOUT);
-    assert_true(cw_spinlock_is_locked(&s.lock)); /* returns holding the lock */
-    assert_false(cw_cond_has_waiters(&s.cond));  /* and dequeued itself */
-    cw_spinlock_unlock(&s.lock);
+    cw__spinlock_lock(&s.lock);
+    assert_int_equal(cw__cond_wait(&s.cond, &s.lock, &fp.parker, deadline), CW_ERR_TIMEOUT);
+    assert_true(cw__spinlock_is_locked(&s.lock)); /* returns holding the lock */
+    assert_null(s.cond.head);                     /* and dequeued itself */
+    cw__spinlock_unlock(&s.lock);
     assert_true(cw_now_ns() >= deadline);
 }
 
@@ -126,13 +102,13 @@ static void timed_wait_times_out(void **state) {
  * CPU the waiter preempts the holder: only the yield lets the holder run. */
 static void *notify_then_hold(void *arg) {
     struct shared *s = arg;
-    cw_spinlock_lock(&s->lock);
+    cw__spinlock_lock(&s->lock);
     s->flag = 1;
-    cw_cond_notify_all(&s->cond);
-    cw_test_sleep_us(s->hold_us); /* holder sleeps with the lock held */
+    cw__cond_wake(cw__cond_take_all(&s->cond)); /* woken under the lock */
+    cw_test_sleep_us(s->hold_us);               /* holder sleeps with the lock held */
     for (int i = 0; i < 100; ++i)
         sched_yield(); /* and yields with it held */
-    cw_spinlock_unlock(&s->lock);
+    cw__spinlock_unlock(&s->lock);
     return NULL;
 }
 
@@ -156,9 +132,9 @@ static void foreign_holder_sleeps_after_notify(void **state) {
 static void *hold_while_yielding(void *arg) {
     struct shared *s = arg;
     for (int i = 0; i < 2000; ++i) {
-        cw_spinlock_lock(&s->lock);
+        cw__spinlock_lock(&s->lock);
         sched_yield();
-        cw_spinlock_unlock(&s->lock);
+        cw__spinlock_unlock(&s->lock);
     }
     return NULL;
 }
@@ -166,9 +142,9 @@ static void *hold_while_yielding(void *arg) {
 static void *notify_later(void *arg) {
     struct shared *s = arg;
     cw_test_sleep_us(5000);
-    cw_spinlock_lock(&s->lock);
+    cw__spinlock_lock(&s->lock);
     s->flag = 1;
-    cw_cond_notify_all_unlock(&s->cond, &s->lock);
+    cw__cond_notify_all_unlock(&s->cond, &s->lock);
     return NULL;
 }
 
@@ -192,8 +168,8 @@ static void waiter_contends_with_busy_holder(void **state) {
 /* Notifications racing with timeouts: every notification that dequeued a
  * waiter must be seen by that waiter as a wake-up (0), never as a timeout. */
 struct race {
-    cw_spinlock lock;
-    cw_cond cond;
+    cw__spinlock lock;
+    cw__cond cond;
     atomic_bool stop;
     unsigned long delivered; /* notifications that dequeued a waiter, under lock */
     unsigned long received;  /* waits that returned 0, by the waiter */
@@ -203,12 +179,12 @@ struct race {
 static void *race_notifier(void *arg) {
     struct race *r = arg;
     while (!atomic_load(&r->stop)) {
-        cw_spinlock_lock(&r->lock);
-        if (cw_cond_has_waiters(&r->cond)) {
-            r->delivered++;
-            cw_cond_notify_one_unlock(&r->cond, &r->lock);
+        cw__spinlock_lock(&r->lock);
+        if (r->cond.head) {
+            r->delivered++; /* one waiter thread: at most one dequeued */
+            cw__cond_notify_all_unlock(&r->cond, &r->lock);
         } else {
-            cw_spinlock_unlock(&r->lock);
+            cw__spinlock_unlock(&r->lock);
         }
         for (int i = 0; i < 50; ++i)
             sched_yield();
@@ -218,14 +194,15 @@ static void *race_notifier(void *arg) {
 
 static void notify_racing_timeout_is_never_lost(void **state) {
     (void)state;
-    struct race r = {.lock = CW_SPINLOCK_INITIALIZER, .cond = CW_COND_INITIALIZER};
+    struct race r = {.lock = CW__SPINLOCK_INITIALIZER, .cond = CW__COND_INITIALIZER};
     pthread_t n = cw_test_spawn(race_notifier, &r);
     cw_futex_parker fp;
     cw_futex_parker_init(&fp);
     for (int i = 0; i < 20000; ++i) {
-        cw_spinlock_lock(&r.lock);
-        int rc = cw_cond_wait(&r.cond, &r.lock, &fp.parker, cw_deadline_after_ns(1000 + i % 20000));
-        cw_spinlock_unlock(&r.lock);
+        cw__spinlock_lock(&r.lock);
+        int rc =
+            cw__cond_wait(&r.cond, &r.lock, &fp.parker, cw_deadline_after_ns(1000 + i % 20000));
+        cw__spinlock_unlock(&r.lock);
         if (rc == CW_OK)
             r.received++;
         else
@@ -274,11 +251,11 @@ struct racy_wait {
 
 static void *wait_racy(void *arg) {
     struct racy_wait *w = arg;
-    cw_spinlock_lock(&w->s->lock);
+    cw__spinlock_lock(&w->s->lock);
     w->s->waiters++;
-    atomic_store(&w->rc, cw_cond_wait(&w->s->cond, &w->s->lock, &w->parker->parker,
-                                      cw_deadline_after_ns(2000000)));
-    cw_spinlock_unlock(&w->s->lock);
+    atomic_store(&w->rc, cw__cond_wait(&w->s->cond, &w->s->lock, &w->parker->parker,
+                                       cw_deadline_after_ns(2000000)));
+    cw__spinlock_unlock(&w->s->lock);
     return NULL;
 }
 
@@ -293,12 +270,12 @@ static void notification_wins_over_simultaneous_timeout(void **state) {
         struct racy_wait w = {.s = &s, .parker = &r, .rc = 99};
         pthread_t t = cw_test_spawn(wait_racy, &w);
         wait_until_queued(&s, 1);
-        cw_spinlock_lock(&s.lock);
+        cw__spinlock_lock(&s.lock);
         if (variant == 0) {
-            cw_cond_notify_one_unlock(&s.cond, &s.lock);
+            cw__cond_notify_all_unlock(&s.cond, &s.lock);
         } else {
-            cw_cond_notify_one(&s.cond);
-            cw_spinlock_unlock(&s.lock);
+            cw__cond_wake(cw__cond_take_all(&s.cond)); /* under the lock */
+            cw__spinlock_unlock(&s.lock);
         }
         cw_test_join(t);
         assert_int_equal(atomic_load(&w.rc), CW_OK); /* notified, not timed out */
@@ -311,7 +288,6 @@ static const struct CMUnitTest cond_tests[] = {
     cmocka_unit_test(notification_wins_over_simultaneous_timeout),
     cmocka_unit_test(notify_before_wait_is_not_lost),
     cmocka_unit_test(notify_all_wakes_every_waiter),
-    cmocka_unit_test(notify_one_wakes_exactly_one),
     cmocka_unit_test(timed_wait_times_out),
     cmocka_unit_test(foreign_holder_sleeps_after_notify),
     cmocka_unit_test(waiter_contends_with_busy_holder),

@@ -55,9 +55,9 @@ static void *hammer_pool(void *arg) {
     struct hammer *h = arg;
     unsigned long i = 0;
     while (!atomic_load(&h->stop)) {
-        cw_completion *c;
-        if (cw_completion_acquire(CW_COMPLETION_YIELD, &c) == CW_OK)
-            cw_completion_release(c, NULL);
+        cw__completion *c;
+        if (cw__completion_acquire(CW__COMPLETION_YIELD, &c) == CW_OK)
+            cw__completion_release(c, NULL);
         ++i;
     }
     atomic_fetch_add(&h->waits, i);

@@ -10,20 +10,20 @@
 
 static void backoff_budget_is_bounded(void **state) {
     (void)state;
-    cw_backoff b = CW_BACKOFF_INITIALIZER;
+    cw__backoff b = CW__BACKOFF_INITIALIZER;
     unsigned rounds = 0;
-    while (cw_backoff_spin(&b))
+    while (cw__backoff_spin(&b))
         ++rounds;
-    assert_int_equal(rounds, CW_BACKOFF_ROUNDS);
+    assert_int_equal(rounds, CW__BACKOFF_ROUNDS);
     /* Once spent it stays spent: the caller must yield or sleep. */
-    assert_false(cw_backoff_spin(&b));
+    assert_false(cw__backoff_spin(&b));
 }
 
 static void microdelay_short_spins_at_least_the_delay(void **state) {
     (void)state;
-    for (uint64_t ns = 100; ns <= CW_MICRODELAY_SPIN_NS; ns *= 10) {
+    for (uint64_t ns = 100; ns <= CW__MICRODELAY_SPIN_NS; ns *= 10) {
         uint64_t t0 = cw_now_ns();
-        cw_microdelay(ns);
+        cw__microdelay(ns);
         assert_true(cw_now_ns() - t0 >= ns);
     }
 }
@@ -37,7 +37,7 @@ static void microdelay_long_sleeps_through_eintr(void **state) {
     cw_test_storm_start(&storm, 500);
     const uint64_t delay = 50 * 1000000u;
     uint64_t cpu0 = cw_test_thread_cpu_ns(), t0 = cw_now_ns();
-    cw_microdelay(delay);
+    cw__microdelay(delay);
     uint64_t wall = cw_now_ns() - t0, cpu = cw_test_thread_cpu_ns() - cpu0;
     assert_true(cw_test_storm_stop(&storm) >= 5);
     assert_true(wall >= delay);
@@ -48,15 +48,15 @@ static void microdelay_long_sleeps_through_eintr(void **state) {
 static void timerslack_set_and_restore(void **state) {
     (void)state;
     uint64_t before, old, now;
-    assert_int_equal(cw_timerslack_get(&before), CW_OK);
-    assert_int_equal(cw_timerslack_set(1, &old), CW_OK);
+    assert_int_equal(cw__timerslack_get(&before), CW_OK);
+    assert_int_equal(cw__timerslack_set(1, &old), CW_OK);
     assert_int_equal(old, before);
-    assert_int_equal(cw_timerslack_get(&now), CW_OK);
+    assert_int_equal(cw__timerslack_get(&now), CW_OK);
     assert_int_equal(now, 1);
-    assert_int_equal(cw_timerslack_set(before, NULL), CW_OK);
-    assert_int_equal(cw_timerslack_get(&now), CW_OK);
+    assert_int_equal(cw__timerslack_set(before, NULL), CW_OK);
+    assert_int_equal(cw__timerslack_get(&now), CW_OK);
     assert_int_equal(now, before);
-    assert_int_equal(cw_timerslack_get(NULL), CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cw__timerslack_get(NULL), CW_ERR_INVALID_ARGUMENT);
 }
 
 static const struct CMUnitTest relax_tests[] = {

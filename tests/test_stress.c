@@ -98,13 +98,13 @@ static void *signaller(void *arg) {
         /* A random pause of up to ~10 µs lands the signal anywhere inside
          * the waiters' 0-20 µs deadlines. */
         for (uint32_t i = 0, n = next_random(&rnd) % 512; i < n; ++i)
-            cw_relax();
-        if (cw_completion_signal_token(token, status_of(token)))
+            cw__relax();
+        if (cw__completion_signal_token(token, status_of(token)))
             ++ok;
         else
             ++refused;
         /* Exactly once: a second signal of the same token never succeeds. */
-        dup += cw_completion_signal_token(token, 1);
+        dup += cw__completion_signal_token(token, 1);
     }
     atomic_fetch_add(&b->signalled, ok);
     atomic_fetch_add(&b->refused, refused);
@@ -120,12 +120,13 @@ static void *waiter(void *arg) {
     cw_futex_parker_init(&fp);
     unsigned long woken = 0, late = 0, abandoned = 0, wrong = 0;
     for (unsigned long done = 0; done < b->per_waiter; done += BATCH) {
-        cw_completion *c[BATCH];
+        cw__completion *c[BATCH];
         uintptr_t token[BATCH];
         for (int i = 0; i < BATCH; ++i) {
-            if (cw_completion_acquire((cw_completion_kind)(next_random(&rnd) % 4), &c[i]) != CW_OK)
+            if (cw__completion_acquire((cw__completion_kind)(next_random(&rnd) % 4), &c[i]) !=
+                CW_OK)
                 abort(); /* the pool cannot run dry here: a few dozen are out */
-            token[i] = cw_completion_token(c[i]);
+            token[i] = cw__completion_token(c[i]);
             queue_push(&b->q, token[i]);
         }
         for (int i = 0; i < BATCH; ++i) {
@@ -134,12 +135,12 @@ static void *waiter(void *arg) {
             uint32_t r = next_random(&rnd);
             uint64_t deadline =
                 r % 4 == 0 ? cw_deadline_after_ns((r >> 8) % 20000) : CW_DEADLINE_NONE;
-            int rc = cw_completion_wait(c[i], &fp.parker, deadline);
+            int rc = cw__completion_wait(c[i], &fp.parker, deadline);
             /* The status comes from the release: a signal may land as the
              * waiter gives up, and after the release the slot may already
              * serve another waiter. */
             int32_t status = -1;
-            bool landed = cw_completion_release(c[i], &status);
+            bool landed = cw__completion_release(c[i], &status);
             if (landed && status != status_of(token[i]))
                 ++wrong;
             if (rc == CW_OK) {
@@ -227,7 +228,7 @@ static void *complete_events(void *arg) {
     while (queue_pop(&c->q, &e)) {
         /* 0 to ~50 µs: the same range as the waiter's timeouts. */
         for (uint32_t i = 0, n = next_random(&rnd) % 2000; i < n; ++i)
-            cw_relax();
+            cw__relax();
         clSetUserEventStatus((cl_event)e, CL_COMPLETE);
         clReleaseEvent((cl_event)e);
     }
@@ -391,7 +392,7 @@ static void mixed_waits_one_callback_per_event(void **state) {
     }
     cw_notifier_destroy(m.notifier);
     unsigned long registered = atomic_load(&clshim_callbacks_registered) - before;
-    size_t records = cw__event_records();
+    size_t records = cw__table_records();
     print_message("%lu waits (timed out, wait-any, notifier) on %lu events in %lu rounds: "
                   "%lu callback registrations, %zu records left, %lu results; "
                   "RSS %lu KiB after 8 rounds, peak %lu KiB\n",
@@ -399,7 +400,7 @@ static void mixed_waits_one_callback_per_event(void **state) {
                   results, rss_start, rss_peak);
     assert_true(registered <= events);
     assert_true(records <= 2 * MIX_EVENTS + 64); /* the failed ones wait for a sweep */
-    assert_int_equal(cw__event_sweep(), 0);
+    assert_int_equal(cw__table_sweep(), 0);
 #if defined(__SANITIZE_ADDRESS__) || CW_TEST_HAS_ASAN
     /* AddressSanitizer keeps freed memory in quarantine (256 MiB by default),
      * so RSS says nothing here; LeakSanitizer checks for leaks at exit. */

@@ -7,7 +7,7 @@
 
 #include "clfixture.h"
 #include "clshim.h"
-#include "clevent.h"
+#include "table.h"
 #include "cw.h"
 #include "estimate.h"
 
@@ -258,13 +258,14 @@ static void rejected_event_handle_returns_invalid_event(void **state) {
         assert_int_equal(cw_wait(clshim_bad_event, &o, &st), CW_ERR_INVALID_EVENT);
         assert_int_equal(st, CL_INVALID_EVENT);
     }
-    cw_completion *c;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
+    cw__completion *c;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
     cl_int err = 0;
-    assert_int_equal(cw__event_subscribe(clshim_bad_event, c, true, &err), CW_ERR_INVALID_EVENT);
+    assert_int_equal(cw__table_join(clshim_bad_event, c, CW__JOIN_SWEEP, &err),
+                     CW_ERR_INVALID_EVENT);
     assert_int_equal(err, CL_INVALID_EVENT);
-    assert_false(cw_completion_release(c, NULL));
-    assert_int_equal(cw__event_records(), 0);
+    assert_false(cw__completion_release(c, NULL));
+    assert_int_equal(cw__table_records(), 0);
     assert_int_equal(wait_completions(), 0);
 }
 

@@ -3,11 +3,11 @@
  * A model of cw's wake-up protocol (src/parker.c, src/cond.c,
  * src/completion.c), checked exhaustively with Spin:
  *
- *   one waiter:     cw_completion_wait with or without a deadline that may
- *                   fire at any moment, then cw_completion_release, then the
+ *   one waiter:     cw__completion_wait with or without a deadline that may
+ *                   fire at any moment, then cw__completion_release, then the
  *                   slot is recycled and the waiter's parker (on its stack)
  *                   is gone;
- *   one signaller:  cw_completion_signal_token (claim the ticket by CAS, take
+ *   one signaller:  cw__completion_signal_token (claim the ticket by CAS, take
  *                   the lock, publish, notify) arriving at any moment, or
  *                   twice (the second must be refused);
  *   two notify orders: wake after unlock (cw's default) and wake under the
@@ -86,7 +86,7 @@ inline unpark() {
     }
 }
 
-/* cw_cond_wait: called and returning with the lock held */
+/* cw__cond_wait: called and returning with the lock held */
 inline cond_wait(timed, rc) {
     queued = 1; notified = 0;
     spin_unlock();
@@ -104,7 +104,7 @@ inline cond_wait(timed, rc) {
     fi
 }
 
-/* cw_completion_wait */
+/* cw__completion_wait */
 inline completion_wait(timed, rc) {
     if
     :: signalled -> rc = OK
@@ -132,7 +132,7 @@ proctype Waiter(bit timed) {
     :: rc == OK -> assert(signalled); observed = 1
     :: else -> skip
     fi;
-    /* cw_completion_release */
+    /* cw__completion_release */
     atomic { if :: armed -> armed = 0; disarmed = 1 :: else -> skip fi }
     if
     :: !disarmed ->

@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "clevent.h"
 #include "cw.h"
 #include "relax.h"
 #include "strategy.h"
@@ -40,17 +39,17 @@ int main(void) {
     PRINT(CW_CHECK_INTERVAL_GROWTH);
     PRINT(CW_WAIT_MANY_MAX);
     PRINT(CW_STATS_LATENCY_BUCKETS);
-    PRINT(CW_MICRODELAY_SPIN_NS);
-    PRINT(CW_BACKOFF_ROUNDS);
+    PRINT(CW__MICRODELAY_SPIN_NS);
+    PRINT(CW__BACKOFF_ROUNDS);
 
     /* The check schedule of a wait with the default interval: the first
      * interval, the one after the first check, and the one it settles on. */
-    cw__check_schedule s = cw__check_schedule_start(0);
+    cw__check_schedule s = cw__plan_checks(0);
     printf("check_first_ns %" PRIu64 "\n", s.interval_ns);
-    cw__check_schedule_grow(&s);
+    cw__plan_checks_grow(&s);
     printf("check_then_ns %" PRIu64 "\n", s.interval_ns);
     for (int i = 0; i < 64; ++i)
-        cw__check_schedule_grow(&s);
+        cw__plan_checks_grow(&s);
     printf("check_settled_ns %" PRIu64 "\n", s.interval_ns);
 
     /* The strategy whose row CW_STRATEGY_DEFAULT has. */
@@ -60,12 +59,15 @@ int main(void) {
 
     /* The smallest timeout_us that means no timeout whatever the clock
      * reads; the ones just below it mean none only once now + timeout
-     * overflows. Checked against cw__deadline_of, not just computed. */
+     * overflows. Checked against the plan's deadline, not just computed. */
     uint64_t none_from = CW_DEADLINE_NONE / 1000u;
     cw_wait_options o = {.timeout_us = (int64_t)none_from};
     cw_wait_options half = {.timeout_us = (int64_t)(none_from / 2u)};
-    if (cw__deadline_of(&o) != CW_DEADLINE_NONE || cw__deadline_of(&half) == CW_DEADLINE_NONE) {
-        fprintf(stderr, "docs_constants: cw__deadline_of does not switch to none at %" PRIu64 "\n",
+    cw__plan po, ph;
+    if (cw__plan_make(&o, &po) != CW_OK || cw__plan_make(&half, &ph) != CW_OK ||
+        po.deadline_ns != CW_DEADLINE_NONE || ph.deadline_ns == CW_DEADLINE_NONE) {
+        fprintf(stderr,
+                "docs_constants: the plan's deadline does not switch to none at %" PRIu64 "\n",
                 none_from);
         return 1;
     }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6, the OpenCL-event unit: callbacks signal tokens, late ones touch nothing. */
+/* Layer 6.1, the event table: one callback per event, its subscribers, sweep and forget. */
 #include "harness.h"
 
 #include <stdlib.h>
 
-#include "clevent.h"
+#include "table.h"
 #include "clfixture.h"
 #include "clshim.h"
 #include "cw.h"
@@ -15,24 +15,22 @@ static void callback_runs_inline_on_completed_event(void **state) {
     cl_event ev = clCreateUserEvent(host.context, &err);
     assert_int_equal(err, CL_SUCCESS);
     assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
-    cw_completion *c;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-    assert_int_equal(cw__event_subscribe(ev, c, true, &err), CW_OK);
+    cw__completion *c;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__table_join(ev, c, CW__JOIN_SWEEP, &err), CW_OK);
     /* Signalled before the subscription returned, on this very thread. */
-    assert_true(cw_completion_is_signalled(c));
-    assert_int_equal(cw_completion_status(c), CL_COMPLETE);
-    cw__event_unsubscribe(ev, c);
-    assert_true(cw_completion_release(c, NULL));
+    assert_true(cw__completion_is_signalled(c));
+    assert_int_equal(cw__completion_status(c), CL_COMPLETE);
+    assert_true(cw__table_leave(ev, c, false));
     /* The record stays until a status read sees the event finished, so a
      * later wait joins it instead of registering again. */
-    assert_int_equal(cw__event_records(), 1);
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-    assert_int_equal(cw__event_subscribe(ev, c, true, &err), CW_OK);
-    assert_true(cw_completion_is_signalled(c));
-    cw__event_unsubscribe(ev, c);
-    assert_true(cw_completion_release(c, NULL));
-    cw__event_retire(ev);
-    assert_int_equal(cw__event_records(), 0);
+    assert_int_equal(cw__table_records(), 1);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__table_join(ev, c, CW__JOIN_SWEEP, &err), CW_OK);
+    assert_true(cw__completion_is_signalled(c));
+    assert_true(cw__table_leave(ev, c, false));
+    cw__table_forget(ev);
+    assert_int_equal(cw__table_records(), 0);
     clReleaseEvent(ev);
 }
 
@@ -43,27 +41,26 @@ static void abandoned_subscription_then_callback_fires(void **state) {
     cl_int err;
     cl_event ev = clCreateUserEvent(host.context, &err);
     assert_int_equal(err, CL_SUCCESS);
-    cw_completion *c;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &c), CW_OK);
-    assert_int_equal(cw__event_subscribe(ev, c, true, &err), CW_OK);
+    cw__completion *c;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__table_join(ev, c, CW__JOIN_SWEEP, &err), CW_OK);
     cw_futex_parker fp;
     cw_futex_parker_init(&fp);
-    assert_int_equal(cw_completion_wait(c, &fp.parker, cw_deadline_after_ns(2000000)),
+    assert_int_equal(cw__completion_wait(c, &fp.parker, cw_deadline_after_ns(2000000)),
                      CW_ERR_TIMEOUT);
-    cw__event_unsubscribe(ev, c);
-    assert_false(cw_completion_release(c, NULL));
-    assert_int_equal(cw__event_records(), 1);
+    assert_false(cw__table_leave(ev, c, false));
+    assert_int_equal(cw__table_records(), 1);
     /* Someone else takes the slot meanwhile: the late callback must not signal it. */
-    cw_completion *d;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
+    cw__completion *d;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &d), CW_OK);
     struct later u = {.ev = ev, .delay_us = 5000, .status = CL_COMPLETE};
     pthread_t t = cw_test_spawn(set_later, &u);
     cw_test_join(t);
-    assert_false(cw_completion_is_signalled(d));
-    assert_false(cw_completion_release(d, NULL));
+    assert_false(cw__completion_is_signalled(d));
+    assert_false(cw__completion_release(d, NULL));
     /* Nobody waits any more: a sweep reads the status and drops the record. */
-    assert_int_equal(cw__event_records(), 1);
-    assert_int_equal(cw__event_sweep(), 0);
+    assert_int_equal(cw__table_records(), 1);
+    assert_int_equal(cw__table_sweep(), 0);
     clReleaseEvent(ev);
 }
 
@@ -73,61 +70,25 @@ static void abandoned_own_subscription_then_callback_fires(void **state) {
     (void)state;
     cl_event ev = user_event();
     unsigned long before = atomic_load(&clshim_callbacks_registered);
-    cw_completion *c;
+    cw__completion *c;
     cl_int err;
-    assert_int_equal(cw__event_join_own(ev, CW_COMPLETION_YIELD, &c, &err), CW_OK);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__table_join(ev, c, CW__JOIN_OWN | CW__JOIN_SWEEP, &err), CW_OK);
     assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
-    assert_int_equal(cw__event_records(), 0);
-    assert_false(cw__event_leave(ev, c));
-    cw_completion *d;
-    assert_int_equal(cw_completion_acquire(CW_COMPLETION_YIELD, &d), CW_OK);
+    assert_int_equal(cw__table_records(), 0);
+    assert_false(cw__table_leave(ev, c, false));
+    cw__completion *d;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &d), CW_OK);
     assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
-    assert_false(cw_completion_is_signalled(d));
-    assert_false(cw_completion_release(d, NULL));
+    assert_false(cw__completion_is_signalled(d));
+    assert_false(cw__completion_release(d, NULL));
     /* On a finished event the callback runs inline, on this thread. */
-    assert_int_equal(cw__event_join_own(ev, CW_COMPLETION_YIELD, &c, &err), CW_OK);
-    assert_true(cw_completion_is_signalled(c));
-    assert_true(cw__event_leave(ev, c));
-    assert_int_equal(cw__event_records(), 0);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__table_join(ev, c, CW__JOIN_OWN | CW__JOIN_SWEEP, &err), CW_OK);
+    assert_true(cw__completion_is_signalled(c));
+    assert_true(cw__table_leave(ev, c, false));
+    assert_int_equal(cw__table_records(), 0);
     clReleaseEvent(ev);
-}
-
-/* Status reads map OpenCL's answers: a final status as it is, a bad handle
- * (NULL here: every implementation rejects it) as CW_ERR_INVALID_EVENT. */
-static void read_status_maps_errors(void **state) {
-    (void)state;
-    cl_event ev = user_event();
-    cl_int st = 0;
-    assert_int_equal(cw__read_status(ev, &st), CW_OK);
-    assert_int_equal(st, CL_SUBMITTED);
-    assert_int_equal(clSetUserEventStatus(ev, -5), CL_SUCCESS);
-    assert_int_equal(cw__read_status(ev, &st), CW_OK);
-    assert_int_equal(st, -5);
-    assert_int_equal(cw__final_status(st), CW_ERR_COMMAND_FAILED);
-    assert_int_equal(cw__final_status(CL_COMPLETE), CW_OK);
-    assert_int_equal(cw__read_status(NULL, &st), CW_ERR_INVALID_EVENT);
-    assert_int_equal(st, CL_INVALID_EVENT);
-    /* A user event has no queue: nothing to flush, whatever its status. */
-    assert_int_equal(cw__flush_if_queued(ev, CL_QUEUED, &st), CW_OK);
-    clReleaseEvent(ev);
-}
-
-/* The failed-command check schedule grows to its cap and stays there. */
-static void check_schedule_doubles_to_cap(void **state) {
-    (void)state;
-    cw__check_schedule s = cw__check_schedule_start(0);
-    assert_int_equal(s.first_ns, (uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u);
-    uint64_t seen[8];
-    for (int i = 0; i < 8; ++i) {
-        seen[i] = s.interval_ns;
-        cw__check_schedule_grow(&s);
-    }
-    assert_int_equal(seen[1], CW_CHECK_INTERVAL_GROWTH * seen[0]);
-    assert_int_equal(seen[4], CW_CHECK_INTERVAL_GROWTH * seen[0]);
-    assert_int_equal(seen[7], CW_CHECK_INTERVAL_GROWTH * seen[0]);
-    /* A failure right after a check is seen at the next: within 2x the interval. */
-    assert_true(seen[7] <= 2 * seen[0]);
-    assert_int_equal(cw__check_schedule_start(1000).first_ns, 1000000u);
 }
 
 /*
@@ -154,14 +115,14 @@ static void timed_out_waits_register_one_callback(void **state) {
     }
     unsigned long registered = atomic_load(&clshim_callbacks_registered) - before;
     printf("%u timed-out waits on one event: %lu callback registration(s), %zu record(s)\n", WAITS,
-           registered, cw__event_records());
+           registered, cw__table_records());
     assert_int_equal(registered, 1);
-    assert_int_equal(cw__event_records(), 1);
+    assert_int_equal(cw__table_records(), 1);
     assert_int_equal(wait_completions(), 0);
     /* The event completes: its one callback runs, and the record goes. */
     assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
     assert_int_equal(cw_wait(ev, NULL, NULL), CW_OK);
-    assert_int_equal(cw__event_records(), 0);
+    assert_int_equal(cw__table_records(), 0);
     assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
     clReleaseEvent(ev);
 }
@@ -196,7 +157,7 @@ static void own_callback_wait_keeps_nothing_or_joins(void **state) {
         for (int i = 0; i < 5000 && atomic_load(&clshim_callbacks_registered) - before == 0; ++i)
             cw_test_sleep_us(1000);
         assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
-        assert_int_equal(cw__event_records(), 0);
+        assert_int_equal(cw__table_records(), 0);
         cl_uint refs = 0;
         assert_int_equal(clGetEventInfo(w.ev, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, NULL),
                          CL_SUCCESS);
@@ -205,7 +166,7 @@ static void own_callback_wait_keeps_nothing_or_joins(void **state) {
         cw_test_join(t);
         assert_int_equal(w.rc, CW_OK);
         assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
-        assert_int_equal(cw__event_records(), 0);
+        assert_int_equal(cw__table_records(), 0);
         assert_int_equal(wait_completions(), 0);
         clReleaseEvent(w.ev);
 
@@ -214,7 +175,7 @@ static void own_callback_wait_keeps_nothing_or_joins(void **state) {
         before = atomic_load(&clshim_callbacks_registered);
         cw_wait_options timed = {.strategy = strategies[k], .timeout_us = 1};
         assert_int_equal(cw_wait(w.ev, &timed, NULL), CW_ERR_TIMEOUT);
-        assert_int_equal(cw__event_records(), 1);
+        assert_int_equal(cw__table_records(), 1);
         cw_stats st;
         assert_int_equal(cw_stats_get(&st), CW_OK);
         uint64_t parks = st.parks;
@@ -229,7 +190,7 @@ static void own_callback_wait_keeps_nothing_or_joins(void **state) {
         cw_test_join(t);
         assert_int_equal(w.rc, CW_OK);
         assert_int_equal(atomic_load(&clshim_callbacks_registered) - before, 1);
-        assert_int_equal(cw__event_records(), 0);
+        assert_int_equal(cw__table_records(), 0);
         clReleaseEvent(w.ev);
     }
 }
@@ -289,7 +250,7 @@ static void wait_any_drain_registers_once_per_event(void **state) {
            registered);
     assert_true(registered <= N);
     assert_int_equal(failed, N / 10);
-    assert_int_equal(cw__event_sweep(), 0);
+    assert_int_equal(cw__table_sweep(), 0);
     for (unsigned i = 0; i < N; ++i)
         clReleaseEvent(events[i]);
 }
@@ -308,19 +269,19 @@ static void records_go_on_complete_fail_and_forget(void **state) {
     assert_int_equal(cw_wait(done, &o, NULL), CW_ERR_TIMEOUT);
     assert_int_equal(cw_wait(failed, &o, NULL), CW_ERR_TIMEOUT);
     assert_int_equal(cw_wait(never, &o, NULL), CW_ERR_TIMEOUT);
-    assert_int_equal(cw__event_records(), 3);
+    assert_int_equal(cw__table_records(), 3);
     assert_int_equal(clSetUserEventStatus(done, CL_COMPLETE), CL_SUCCESS);
     assert_int_equal(cw_wait(done, NULL, NULL), CW_OK);
-    assert_int_equal(cw__event_records(), 2); /* the wait saw it complete */
+    assert_int_equal(cw__table_records(), 2); /* the wait saw it complete */
     assert_int_equal(clSetUserEventStatus(failed, -5), CL_SUCCESS);
-    assert_int_equal(cw__event_records(), 2); /* no callback for a failure */
+    assert_int_equal(cw__table_records(), 2); /* no callback for a failure */
     cl_int st = 0;
     assert_int_equal(cw_wait(failed, NULL, &st), CW_ERR_COMMAND_FAILED);
     assert_int_equal(st, -5);
-    assert_int_equal(cw__event_records(), 1); /* the wait saw the failure */
+    assert_int_equal(cw__table_records(), 1); /* the wait saw the failure */
     cw_event_forget(never);
     cw_event_forget(NULL);
-    assert_int_equal(cw__event_records(), 0);
+    assert_int_equal(cw__table_records(), 0);
     clReleaseEvent(done);
     clReleaseEvent(failed);
     clReleaseEvent(never); /* never completes; cw holds nothing of it */
@@ -340,10 +301,10 @@ static void records_go_on_complete_fail_and_forget(void **state) {
     for (unsigned i = 0; i < N; ++i) {
         extra[i] = user_event();
         assert_int_equal(cw_wait(extra[i], &o, NULL), CW_ERR_TIMEOUT);
-        size_t now = cw__event_records();
+        size_t now = cw__table_records();
         most = now > most ? now : most;
     }
-    size_t left = cw__event_records();
+    size_t left = cw__table_records();
     printf("%d failed records, then %d more waits: at most %zu records, %zu left\n", N, N, most,
            left);
     assert_true(left <= N); /* the failed ones were swept */
@@ -353,19 +314,52 @@ static void records_go_on_complete_fail_and_forget(void **state) {
         clReleaseEvent(evs[i]);
         clReleaseEvent(extra[i]);
     }
-    assert_int_equal(cw__event_sweep(), 0);
+    assert_int_equal(cw__table_sweep(), 0);
 }
 
-static const struct CMUnitTest clevent_tests[] = {
+/* The first look forgets the record of a finished event; the look after a
+ * signal swaps the completion for a fresh one while the event runs. */
+static void looks_forget_finished_and_rejoin_unfinished(void **state) {
+    (void)state;
+    cl_event ev = user_event();
+    cw__completion *c;
+    cl_int st = 0, err = 0;
+    assert_int_equal(cw__table_look(ev, true, &st), CW_OK);
+    assert_int_equal(st, CL_SUBMITTED);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
+    assert_int_equal(cw__table_join(ev, c, CW__JOIN_SWEEP, &err), CW_OK);
+    assert_int_equal(cw__table_records(), 1);
+    /* A signal without a verdict (as when the record is forgotten while
+     * the command runs): the recheck leaves and joins anew. */
+    cw__table_forget(ev);
+    assert_true(cw__completion_is_signalled(c));
+    assert_int_equal(cw__table_recheck(ev, &c, &st), CW_OK);
+    assert_int_equal(st, CL_SUBMITTED);
+    assert_non_null(c);
+    assert_false(cw__completion_is_signalled(c));
+    assert_int_equal(cw__table_records(), 1);
+    assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+    assert_true(cw__completion_is_signalled(c));
+    assert_int_equal(cw__table_recheck(ev, &c, &st), CW_OK);
+    assert_int_equal(st, CL_COMPLETE);
+    assert_true(cw__table_leave(ev, c, false));
+    assert_int_equal(cw__table_records(), 1); /* nobody forgot it yet */
+    assert_int_equal(cw__table_look(ev, true, &st), CW_OK);
+    assert_int_equal(st, CL_COMPLETE);
+    assert_int_equal(cw__table_records(), 0);
+    assert_int_equal(wait_completions(), 0);
+    clReleaseEvent(ev);
+}
+
+static const struct CMUnitTest table_tests[] = {
+    cmocka_unit_test(looks_forget_finished_and_rejoin_unfinished),
     cmocka_unit_test(callback_runs_inline_on_completed_event),
     cmocka_unit_test(abandoned_subscription_then_callback_fires),
     cmocka_unit_test(abandoned_own_subscription_then_callback_fires),
-    cmocka_unit_test(read_status_maps_errors),
-    cmocka_unit_test(check_schedule_doubles_to_cap),
     cmocka_unit_test(timed_out_waits_register_one_callback),
     cmocka_unit_test(own_callback_wait_keeps_nothing_or_joins),
     cmocka_unit_test(wait_any_drain_registers_once_per_event),
     cmocka_unit_test(records_go_on_complete_fail_and_forget),
 };
 
-CW_TEST_MAIN(clevent_tests, open_host, close_host)
+CW_TEST_MAIN(table_tests, open_host, close_host)

@@ -1,37 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6 (internal): status reads, flushes, error mapping, and each event's one callback. */
-#include "clevent.h"
+/* Layer 6.1: the event table (records, subscribers, sweep, forget) and the looks at an event. */
+#include "table.h"
+#include "cw/wait.h" /* cw_event_forget */
 #include "relax.h"
 #include "spinlock.h"
+#include "status.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
-
-int cw__cl_failure(cl_int err, cl_int *cl_status) {
-    *cl_status = err;
-    return err == CL_INVALID_EVENT ? CW_ERR_INVALID_EVENT : CW_ERR_OPENCL;
-}
-
-int cw__read_status(cl_event event, cl_int *status) {
-    cl_int st = 0;
-    cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (err != CL_SUCCESS)
-        return cw__cl_failure(err, status);
-    *status = st;
-    return CW_OK;
-}
-
-int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status) {
-    if (status != CL_QUEUED)
-        return CW_OK;
-    cl_command_queue queue = NULL;
-    cl_int err = clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof queue, &queue, NULL);
-    if (err == CL_SUCCESS && queue)
-        err = clFlush(queue);
-    return err == CL_SUCCESS ? CW_OK : cw__cl_failure(err, cl_status);
-}
 
 /*
  * One record per event that cw has registered a CL_COMPLETE callback on.
@@ -42,20 +20,20 @@ int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status) {
  *
  * The callback holds the token of the record's completion (`fired`), never a
  * pointer: it lands through the completion pool, whose watcher is the
- * record's parker, and the parker's unpark fans the signal out. A record
- * that was torn down before its callback came (a failed command: PoCL 3.1
- * and rusticl fire none) leaves a stale token behind, which touches nothing.
+ * record's, and the watcher's wake fans the signal out. A record that was
+ * torn down before its callback came (docs/design.md, "Failed commands")
+ * leaves a stale token behind, which touches nothing.
  *
  * Lifetime: a record is in the table from its first subscription until
  * - a status read sees the command finished: any wait or watch on the event
- *   (cw__event_retire; the callback makes every subscriber read), or a
+ *   (cw__table_forget; the callback makes every subscriber read), or a
  *   sweep, which reads the status of records nobody waits on whenever their
  *   number has doubled, so a failed command's record goes even when no wait
- *   is left to see the failure (PoCL 3.1 and rusticl run no callback then).
+ *   is left to see the failure (docs/design.md, "Failed commands").
  *   Only the blocking waits sweep: they cannot run inside an OpenCL callback
  *   (blocking there is undefined), and a sweep there could read the status
- *   of the very event whose callback is running, which deadlocks rusticl;
- *   the notifier, which callbacks may call, never sweeps,
+ *   of the very event whose callback is running ("Locks and OpenCL" in
+ *   docs/design.md); the notifier, which callbacks may call, never sweeps,
  * - or the user drops it (cw_event_forget): the only way for an event that
  *   will never finish.
  * A record whose callback ran stays until then (`done`), so that a wait that
@@ -63,26 +41,24 @@ int cw__flush_if_queued(cl_event event, cl_int status, cl_int *cl_status) {
  * registering a second callback.
  * It holds a reference on the event meanwhile, so the event's address cannot
  * be reused by a new event while the record is keyed on it. Whoever takes it
- * out of the table owns its teardown, unless a sweep is reading it (`pins`):
- * then the last sweep to let go does it. Teardown never runs inside the
+ * out of the table owns its teardown, unless a sweep is reading it (`pins`,
+ * base.h): then the last sweep to let go does it. Teardown never runs inside the
  * driver's callback: releasing `fired` there would wait for that very
  * callback.
  *
  * Locks: `table_lock` guards the table and every record's fields but
- * `event`, `fired` and `parker`, which are set before it is published. No
- * OpenCL call and no completion lock is ever taken under it: rusticl runs
- * callbacks holding the event's own lock, and a callback that waited for a
- * lock held by a thread inside an OpenCL call on that event would deadlock.
+ * `event`, `fired` and `watcher`, which are set before it is published. No
+ * OpenCL call and no completion lock is ever taken under it (docs/design.md,
+ * "Locks and OpenCL").
  */
 typedef struct record {
-    cw_parker parker; /* first member: the watcher of `fired`, cast back in its unpark */
-    cl_event event;   /* retained while the record lives */
-    cw_completion *fired;
+    cw__watcher watcher; /* of `fired`: fans the callback's signal out */
+    cl_event event;      /* retained while the record lives */
+    cw__completion *fired;
     uintptr_t *subs; /* subscribed completion tokens */
     uint32_t nsubs, cap;
-    uint32_t pins;       /* sweeps reading the event's status outside the lock */
+    cw__pins pins;       /* sweeps reading the event's status outside the lock */
     bool done;           /* the callback ran: later subscribers are signalled at once */
-    bool doomed;         /* out of the table while pinned */
     struct record *next; /* table chain, then a teardown list */
 } record;
 
@@ -91,9 +67,9 @@ typedef struct record {
  * many as the last sweep left: amortised, a few status reads per record. */
 #define SWEEP_MIN 64u
 static record *table[TABLE_SIZE];
-static cw_spinlock table_lock = CW_SPINLOCK_INITIALIZER;
+static cw__spinlock table_lock = CW__SPINLOCK_INITIALIZER;
 static size_t live_records, sweep_at = SWEEP_MIN;
-/* Finished records whose teardown waits for the next call (see retire). */
+/* Finished records whose teardown waits for the next call (see forget). */
 static record *_Atomic deferred;
 
 static unsigned bucket(cl_event event) {
@@ -120,24 +96,20 @@ static bool unlink_record(record **at, uintptr_t **subs, uint32_t *n) {
     *n = r->nsubs;
     r->subs = NULL;
     r->nsubs = r->cap = 0;
-    if (r->pins) {
-        r->doomed = true;
-        return false;
-    }
-    return true;
+    return cw__pins_doom(&r->pins);
 }
 
 /* Outside table_lock: tell the subscribers something happened. Each one
  * reads the event's own status, so a signal never decides a verdict. */
 static void signal_all(uintptr_t *subs, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i)
-        cw_completion_signal_token(subs[i], CL_COMPLETE);
+        cw__completion_signal_token(subs[i], CL_COMPLETE);
     free(subs);
 }
 
 /* Outside every lock, on a thread that is not inside the event's callback. */
 static void tear_down(record *r) {
-    cw_completion_release(r->fired, NULL); /* waits for a landing unpark to return */
+    cw__completion_release(r->fired, NULL); /* waits for a landing unpark to return */
     clReleaseEvent(r->event);
     free(r);
 }
@@ -155,19 +127,13 @@ static void run_deferred(void) {
         tear_down_all(atomic_exchange_explicit(&deferred, NULL, memory_order_acquire));
 }
 
-static int record_park(cw_parker *p, uint64_t deadline_ns) {
-    (void)p;
-    (void)deadline_ns;
-    return CW_ERR_UNSUPPORTED; /* a record's parker only serves as a watcher */
-}
-
 /* The callback landed on `fired`: fan out to the subscribers. The record
- * stays (done) until a status read retires it. */
-static void record_unpark(cw_parker *p) {
-    record *r = (record *)p;
+ * stays (done) until a status read forgets it. */
+static void record_wake(cw__watcher *w) {
+    record *r = cw__container_of(w, record, watcher);
     uint32_t n = 0;
     uintptr_t *subs = NULL;
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     if (*find(r->event) == r) {
         r->done = true;
         subs = r->subs;
@@ -175,16 +141,14 @@ static void record_unpark(cw_parker *p) {
         r->subs = NULL;
         r->nsubs = r->cap = 0;
     }
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     signal_all(subs, n);
 }
-
-static const cw_parker_ops record_ops = {record_park, record_unpark};
 
 static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
     (void)event;
     /* `status` is the trigger status; the subscribers read the real one. */
-    cw_completion_signal_token((uintptr_t)data, status);
+    cw__completion_signal_token((uintptr_t)data, status);
 }
 
 /* Under table_lock. */
@@ -202,19 +166,19 @@ static int add_sub(record *r, uintptr_t token) {
 }
 
 /* Remove the record for `event`, if any, and wake its subscribers. */
-static void retire(cl_event event) {
+static void forget(cl_event event) {
     uint32_t n = 0;
     uintptr_t *subs = NULL;
     record *r = NULL;
     bool owned = false;
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     record **at = find(event);
     if (*at) {
         r = *at;
         owned = unlink_record(at, &subs, &n);
     }
     bool done = r && r->done;
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     if (!r)
         return;
     signal_all(subs, n);
@@ -237,12 +201,12 @@ static void retire(cl_event event) {
 
 /*
  * Read the status of up to `most` records nobody is subscribed to, outside
- * the lock, and retire the finished ones. Pinned records stay allocated even
+ * the lock, and forget the finished ones. Pinned records stay allocated even
  * if their callback fires meanwhile.
  */
 static void sweep(size_t most) {
     /* One entry per pinned record: what the read found, and the subscribers
-     * handed back if it is retired. */
+     * handed back if it is forgotten. */
     struct swept {
         record *r;
         bool finished;
@@ -252,40 +216,38 @@ static void sweep(size_t most) {
     if (!e)
         return;
     size_t k = 0;
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     for (unsigned b = 0; b < TABLE_SIZE && k < most; ++b)
         for (record *r = table[b]; r && k < most; r = r->next)
             if (r->nsubs == 0) {
-                r->pins++;
+                cw__pins_take(&r->pins);
                 e[k++].r = r;
             }
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
 
     for (size_t i = 0; i < k; ++i) {
         cl_int st;
         /* The record's reference keeps the event valid; an error reading it
-         * means it will never tell us more: retire it too. */
-        e[i].finished = cw__read_status(e[i].r->event, &st) != CW_OK || st <= CL_COMPLETE;
+         * means it will never tell us more: forget it too. */
+        e[i].finished = cw__status_read(e[i].r->event, &st) != CW_OK || st <= CL_COMPLETE;
     }
 
     record *owned = NULL;
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     for (size_t i = 0; i < k; ++i) {
         record *r = e[i].r;
-        r->pins--;
+        bool last = cw__pins_drop(&r->pins); /* false while it is in the table */
         record **at = find(r->event);
-        bool mine = false;
+        bool mine = last;
         if (e[i].finished && *at == r)
             mine = unlink_record(at, &e[i].subs, &e[i].nsubs);
-        else if (r->doomed && r->pins == 0)
-            mine = true;
         if (mine) {
             r->next = owned;
             owned = r;
         }
     }
     sweep_at = live_records * 2 > SWEEP_MIN ? live_records * 2 : SWEEP_MIN;
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     for (size_t i = 0; i < k; ++i)
         if (e[i].subs)
             signal_all(e[i].subs, e[i].nsubs);
@@ -293,8 +255,11 @@ static void sweep(size_t most) {
     free(e);
 }
 
-static void install_fork_handlers(void);
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void keep_table_lock(void) {
+    cw__spinlock_keep_across_fork(&table_lock);
+}
 
 /* Under table_lock: join the event's record, if it has one. */
 enum { NO_RECORD, JOINED, ALREADY_DONE };
@@ -312,23 +277,22 @@ static int join_existing(cl_event event, uintptr_t token, int *rc) {
  * signals `token` at once), with *rc the outcome; NO_RECORD: the caller
  * registers, after a sweep if one is due. */
 static int join_first(cl_event event, uintptr_t token, bool may_sweep, int *rc) {
-    pthread_once(&fork_once, install_fork_handlers);
+    pthread_once(&fork_once, keep_table_lock);
     run_deferred();
     *rc = CW_OK;
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     int joined = join_existing(event, token, rc);
     size_t due = may_sweep && joined == NO_RECORD && live_records >= sweep_at ? live_records : 0;
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     if (joined == ALREADY_DONE)
-        cw_completion_signal_token(token, CL_COMPLETE);
+        cw__completion_signal_token(token, CL_COMPLETE);
     if (due)
         sweep(due);
     return joined;
 }
 
-int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int *cl_error) {
-    *cl_error = CL_SUCCESS;
-    uintptr_t token = cw_completion_token(c);
+/* The first subscriber registers the record's callback; later ones join. */
+static int subscribe_shared(cl_event event, uintptr_t token, bool may_sweep, cl_int *cl_error) {
     int rc;
     int joined = join_first(event, token, may_sweep, &rc);
     if (joined != NO_RECORD)
@@ -340,22 +304,22 @@ int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int
     record *fresh = calloc(1, sizeof *fresh);
     if (!fresh)
         return CW_ERR_NO_MEMORY;
-    if ((rc = cw_completion_acquire(CW_COMPLETION_YIELD, &fresh->fired)) != CW_OK) {
+    if ((rc = cw__completion_acquire(CW__COMPLETION_YIELD, &fresh->fired)) != CW_OK) {
         free(fresh);
         return rc;
     }
-    fresh->parker.ops = &record_ops;
+    fresh->watcher.wake = record_wake;
     fresh->event = event;
-    cw_completion_watch(fresh->fired, &fresh->parker);
-    uintptr_t fired_token = cw_completion_token(fresh->fired);
+    cw__completion_watch(fresh->fired, &fresh->watcher);
+    uintptr_t fired_token = cw__completion_token(fresh->fired);
     cl_int err = clRetainEvent(event);
     if (err != CL_SUCCESS) {
-        cw_completion_release(fresh->fired, NULL);
+        cw__completion_release(fresh->fired, NULL);
         free(fresh);
-        return cw__cl_failure(err, cl_error);
+        return cw__status_error(err, cl_error);
     }
 
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     joined = join_existing(event, token, &rc);
     if (joined == NO_RECORD) {
         record **at = find(event);
@@ -369,10 +333,10 @@ int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int
             joined = JOINED; /* not published after all: discard it below */
         }
     }
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     if (joined != NO_RECORD) { /* another thread registered first, or no memory */
         if (joined == ALREADY_DONE)
-            cw_completion_signal_token(token, CL_COMPLETE);
+            cw__completion_signal_token(token, CL_COMPLETE);
         tear_down(fresh);
         return rc;
     }
@@ -385,9 +349,9 @@ int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int
     if (err == CL_SUCCESS)
         return CW_OK;
     /* Rejected: no callback will come. Others may have subscribed meanwhile;
-     * retiring wakes them to read the status, which fails for them too. */
-    retire(event);
-    return cw__cl_failure(err, cl_error);
+     * forgetting wakes them to read the status, which fails for them too. */
+    forget(event);
+    return cw__status_error(err, cl_error);
 }
 
 /*
@@ -398,101 +362,94 @@ int cw__event_subscribe(cl_event event, cw_completion *c, bool may_sweep, cl_int
  * completion and keeps no record, no reference and no fan-out step. A
  * record already there (another wait or watch on the event) is joined as
  * usual, so the event gets no second callback on its account. The token
- * makes a callback that comes after the wait left (or never: a failed
- * command) harmless, as for a record's.
+ * makes a callback that comes after the wait left (or never) harmless, as
+ * for a record's.
  */
-int cw__event_subscribe_own(cl_event event, cw_completion *c, cl_int *cl_error) {
-    *cl_error = CL_SUCCESS;
-    uintptr_t token = cw_completion_token(c);
+static int subscribe_own(cl_event event, uintptr_t token, cl_int *cl_error) {
     int rc;
     if (join_first(event, token, true, &rc) != NO_RECORD)
         return rc;
     cl_int err = clSetEventCallback(event, CL_COMPLETE, on_complete, (void *)token);
-    return err == CL_SUCCESS ? CW_OK : cw__cl_failure(err, cl_error);
+    return err == CL_SUCCESS ? CW_OK : cw__status_error(err, cl_error);
 }
 
-void cw__event_unsubscribe(cl_event event, cw_completion *c) {
-    uintptr_t token = cw_completion_token(c);
-    cw_spinlock_lock(&table_lock);
+int cw__table_join(cl_event event, cw__completion *c, unsigned how, cl_int *cl_error) {
+    uintptr_t token = cw__completion_token(c);
+    cl_int err = CL_SUCCESS;
+    int rc = how & CW__JOIN_OWN ? subscribe_own(event, token, &err)
+                                : subscribe_shared(event, token, how & CW__JOIN_SWEEP, &err);
+    if (rc != CW_OK)
+        *cl_error = err; /* on success the caller's status stays as it was */
+    return rc;
+}
+
+static void unsubscribe(cl_event event, cw__completion *c) {
+    uintptr_t token = cw__completion_token(c);
+    cw__spinlock_lock(&table_lock);
     record *r = *find(event);
     for (uint32_t i = 0; r && i < r->nsubs; ++i)
         if (r->subs[i] == token) {
             r->subs[i] = r->subs[--r->nsubs];
             break;
         }
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
 }
 
-static int join(cl_event event, cw_completion_kind kind, cw_parker *watcher, bool own,
-                cw_completion **c, cl_int *cl_error) {
-    int rc = cw_completion_acquire(kind, c);
-    if (rc != CW_OK) {
-        *c = NULL;
-        return rc;
-    }
-    if (watcher)
-        cw_completion_watch(*c, watcher);
-    cl_int err;
-    rc =
-        own ? cw__event_subscribe_own(event, *c, &err) : cw__event_subscribe(event, *c, true, &err);
-    if (rc != CW_OK) {
-        cw_completion_release(*c, NULL);
-        *c = NULL;
-        *cl_error = err;
-    }
-    return rc;
+bool cw__table_leave(cl_event event, cw__completion *c, bool finished) {
+    unsubscribe(event, c);
+    bool signalled = cw__completion_release(c, NULL);
+    if (finished)
+        cw__table_forget(event);
+    return signalled;
 }
 
-int cw__event_join(cl_event event, cw_completion_kind kind, cw_parker *watcher, cw_completion **c,
-                   cl_int *cl_error) {
-    return join(event, kind, watcher, false, c, cl_error);
-}
-
-int cw__event_join_own(cl_event event, cw_completion_kind kind, cw_completion **c,
-                       cl_int *cl_error) {
-    return join(event, kind, NULL, true, c, cl_error);
-}
-
-bool cw__event_leave(cl_event event, cw_completion *c) {
-    cw__event_unsubscribe(event, c);
-    return cw_completion_release(c, NULL);
-}
-
-void cw__event_retire(cl_event event) {
+void cw__table_forget(cl_event event) {
     run_deferred();
-    retire(event);
+    forget(event);
 }
 
 void cw_event_forget(cl_event event) {
     if (event)
-        cw__event_retire(event);
+        cw__table_forget(event);
 }
 
-size_t cw__event_records(void) {
+int cw__table_look(cl_event event, bool flush, cl_int *status) {
+    int rc = cw__status_first_look(event, flush, status);
+    if (rc == CW_OK && *status <= CL_COMPLETE)
+        cw__table_forget(event);
+    return rc;
+}
+
+int cw__table_recheck(cl_event event, cw__completion **c, cl_int *status) {
+    int rc = cw__status_read(event, status);
+    if (rc != CW_OK || *status <= CL_COMPLETE)
+        return rc;
+    /* No verdict behind the signal: wait on a fresh subscription. */
+    cw__completion *fresh;
+    rc = cw__completion_acquire_like(*c, &fresh);
+    cw__table_leave(event, *c, false);
+    *c = NULL;
+    if (rc != CW_OK)
+        return rc;
+    if ((rc = cw__table_join(event, fresh, CW__JOIN_SWEEP, status)) != CW_OK) {
+        cw__table_leave(event, fresh, false);
+        return rc;
+    }
+    *c = fresh;
+    return CW_OK;
+}
+
+size_t cw__table_records(void) {
     run_deferred();
-    cw_spinlock_lock(&table_lock);
+    cw__spinlock_lock(&table_lock);
     size_t n = live_records;
-    cw_spinlock_unlock(&table_lock);
+    cw__spinlock_unlock(&table_lock);
     return n;
 }
 
-size_t cw__event_sweep(void) {
-    size_t n = cw__event_records();
+size_t cw__table_sweep(void) {
+    size_t n = cw__table_records();
     if (n)
         sweep(n);
-    return cw__event_records();
-}
-
-/* fork: the child gets one thread, and a table_lock held by another thread
- * of the parent would stay held in it forever; take it across the fork. */
-static void fork_prepare(void) {
-    cw_spinlock_lock(&table_lock);
-}
-
-static void fork_done(void) {
-    cw_spinlock_unlock(&table_lock);
-}
-
-static void install_fork_handlers(void) {
-    pthread_atfork(fork_prepare, fork_done, fork_done);
+    return cw__table_records();
 }

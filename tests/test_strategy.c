@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/* Layer 6.2, the strategy unit: the table of rows and the plan of one wait. */
+#include "harness.h"
+
+#include "strategy.h"
+
+/* The failed-command check schedule grows to its cap and stays there. */
+static void check_schedule_doubles_to_cap(void **state) {
+    (void)state;
+    cw__check_schedule s = cw__plan_checks(0);
+    assert_int_equal(s.first_ns, (uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u);
+    uint64_t seen[8];
+    for (int i = 0; i < 8; ++i) {
+        seen[i] = s.interval_ns;
+        cw__plan_checks_grow(&s);
+    }
+    assert_int_equal(seen[1], CW_CHECK_INTERVAL_GROWTH * seen[0]);
+    assert_int_equal(seen[4], CW_CHECK_INTERVAL_GROWTH * seen[0]);
+    assert_int_equal(seen[7], CW_CHECK_INTERVAL_GROWTH * seen[0]);
+    /* A failure right after a check is seen at the next: within 2x the interval. */
+    assert_true(seen[7] <= 2 * seen[0]);
+    assert_int_equal(cw__plan_checks(1000).first_ns, 1000000u);
+}
+
+/* Every "zero means the default" is resolved by the plan. */
+static void plan_resolves_defaults(void **state) {
+    (void)state;
+    cw__plan p;
+    assert_int_equal(cw__plan_make(NULL, &p), CW_OK);
+    assert_ptr_equal(p.row, cw__strategy_row_of(CW_STRATEGY_AUTO));
+    assert_int_equal(p.deadline_ns, CW_DEADLINE_NONE);
+    assert_int_equal(p.checks.first_ns, (uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u);
+    assert_int_equal(p.spin_ns, 0); /* auto: decided after the first look */
+    assert_int_equal(p.spin_cap_ns, (uint64_t)CW_AUTO_SPIN_US_CAP * 1000u);
+    assert_ptr_equal(p.parker, &p.own.parker);
+    assert_false(p.bare_block);
+
+    cw_wait_options o = {.strategy = CW_STRATEGY_SPIN_PARK, .check_interval_us = 1000};
+    assert_int_equal(cw__plan_make(&o, &p), CW_OK);
+    assert_int_equal(p.spin_ns, (uint64_t)CW_SPIN_US_DEFAULT * 1000u);
+    assert_int_equal(p.checks.first_ns, 1000000u);
+    o.spin_us = 7;
+    assert_int_equal(cw__plan_make(&o, &p), CW_OK);
+    assert_int_equal(p.spin_ns, 7000u);
+
+    cw_futex_parker mine;
+    cw_futex_parker_init(&mine);
+    cw_wait_options b = {.strategy = CW_STRATEGY_BLOCKING, .parker = &mine.parker};
+    assert_int_equal(cw__plan_make(&b, &p), CW_OK);
+    assert_true(p.bare_block);
+    assert_ptr_equal(p.parker, &mine.parker);
+    b.timeout_us = 10;
+    assert_int_equal(cw__plan_make(&b, &p), CW_OK);
+    assert_false(p.bare_block);
+    assert_true(p.deadline_ns != CW_DEADLINE_NONE);
+}
+
+static void plan_rejects_bad_options(void **state) {
+    (void)state;
+    cw__plan p;
+    cw_wait_options o = {.strategy = CW_STRATEGY_COUNT};
+    assert_int_equal(cw__plan_make(&o, &p), CW_ERR_INVALID_ARGUMENT);
+    cw_wait_options t = {.timeout_us = -1};
+    assert_int_equal(cw__plan_make(&t, &p), CW_ERR_INVALID_ARGUMENT);
+    cw_wait_options r = {.reserved = {1}};
+    assert_int_equal(cw__plan_make(&r, &p), CW_ERR_INVALID_ARGUMENT);
+    cw_wait_options s = {.spin_us = CW_SPIN_US_MAX + 1u};
+    assert_int_equal(cw__plan_make(&s, &p), CW_ERR_INVALID_ARGUMENT);
+}
+
+static const struct CMUnitTest strategy_tests[] = {
+    cmocka_unit_test(check_schedule_doubles_to_cap),
+    cmocka_unit_test(plan_resolves_defaults),
+    cmocka_unit_test(plan_rejects_bad_options),
+};
+
+CW_TEST_MAIN(strategy_tests, NULL, NULL)
