@@ -315,65 +315,6 @@ static void destroy_with_pending_watches(void **state) {
     }
 }
 
-/* Release of a completion must wait for its watcher's wake: the wake here
- * dawdles and then writes into memory the owner frees right after release.
- * AddressSanitizer reports it if release returns too early. The watcher is
- * not the first member, as in the library's own watchers. */
-struct dawdler {
-    int *memory;
-    atomic_int unparks;
-    cw__watcher watcher;
-};
-
-static void dawdler_wake(cw__watcher *w) {
-    struct dawdler *d = cw__container_of(w, struct dawdler, watcher);
-    cw_test_sleep_us(200);
-    *d->memory += 1;
-    atomic_fetch_add(&d->unparks, 1);
-}
-
-struct signaller {
-    uintptr_t token;
-    atomic_bool go;
-};
-
-static void *signal_token(void *arg) {
-    struct signaller *s = arg;
-    while (!atomic_load(&s->go))
-        sched_yield();
-    cw__completion_signal_token(s->token, CL_COMPLETE);
-    return NULL;
-}
-
-static void completion_release_waits_for_watcher(void **state) {
-    (void)state;
-    unsigned landed = 0;
-    for (int i = 0; i < 200; ++i) {
-        struct dawdler *d = malloc(sizeof *d);
-        assert_non_null(d);
-        d->watcher.wake = dawdler_wake;
-        d->memory = calloc(1, sizeof *d->memory);
-        atomic_init(&d->unparks, 0);
-        cw__completion *c;
-        assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &c), CW_OK);
-        cw__completion_watch(c, &d->watcher);
-        struct signaller s = {.token = cw__completion_token(c)};
-        pthread_t t = cw_test_spawn(signal_token, &s);
-        atomic_store(&s.go, true);
-        if (i % 2)
-            sched_yield(); /* sometimes let the signal land first */
-        bool signalled = cw__completion_release(c, NULL);
-        /* Unparked exactly once if signalled, never otherwise, and done. */
-        assert_int_equal(atomic_load(&d->unparks), signalled ? 1 : 0);
-        landed += signalled;
-        free(d->memory);
-        free(d);
-        cw_test_join(t);
-    }
-    printf("%u of 200 signals landed before release\n", landed);
-    assert_int_equal(wait_completions(), 0);
-}
-
 /* Owner-side calls from several threads while callbacks land: one drainer
  * thread, two watcher threads, one completer. */
 struct watcher_thread {
@@ -591,7 +532,6 @@ static const struct CMUnitTest notify_tests[] = {
     cmocka_unit_test(drain_in_small_batches_keeps_fd_readable),
     cmocka_unit_test(cancelled_watch_reports_nothing),
     cmocka_unit_test(destroy_with_pending_watches),
-    cmocka_unit_test(completion_release_waits_for_watcher),
     cmocka_unit_test(watch_from_several_threads),
     cmocka_unit_test(bad_arguments_are_rejected),
     cmocka_unit_test(out_of_descriptors_is_no_resources),

@@ -27,8 +27,8 @@ extern "C" {
  * lock-free list and makes the descriptor readable. The loop then drains the
  * finished watches and reads each event's real execution status.
  *
- * Failed commands: PoCL 3.1 to 6.0 and rusticl never run the CL_COMPLETE
- * callback of a command that fails. The descriptor therefore also becomes
+ * Failed commands, whose CL_COMPLETE callback some implementations never run
+ * (cw/wait.h, check_interval_us): the descriptor therefore also becomes
  * readable when a status check is due (a timer inside it, armed only while
  * watches are pending): the next drain reads the status of every pending
  * watch and finishes those that failed. The checks follow the schedule of

@@ -116,11 +116,12 @@ typedef struct cw_wait_options {
      * CW_STRATEGY_PTHREAD, since clWaitForEvents cannot time out). */
     int64_t timeout_us;
     /*
-     * PoCL 3.1 to 6.0 (and Mesa's rusticl) never run a CL_COMPLETE callback
-     * for a command that fails, so a waiter that relied on the callback alone
-     * would hang. A parked or spinning waiter therefore reads the execution
-     * status after this interval and then every CW_CHECK_INTERVAL_GROWTH
-     * times it (16 ms, then every 32 ms by default), and returns
+     * Some implementations never run a CL_COMPLETE callback for a command
+     * that fails (cw_wait(3), "Failed commands"), so a waiter that relied on
+     * the callback alone would hang. A parked or spinning waiter therefore
+     * reads the execution status after this interval and then every
+     * CW_CHECK_INTERVAL_GROWTH times it (16 ms, then every 32 ms by
+     * default), and returns
      * CW_ERR_COMMAND_FAILED when it is negative: every strategy reports a
      * failure within twice the interval of it (backoff-poll never sleeps
      * longer than the interval). cw_wait_all, cw_wait_any and the notifier
@@ -186,8 +187,8 @@ CW_API int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_st
  *   callback on some event finds this one finished while looking over the
  *   records nobody waits on, which it does whenever their number has
  *   doubled since the last look: this is how the record goes of an event
- *   whose waits all left before it finished, and of a failed command (PoCL
- *   3.1 and rusticl run no callback for one),
+ *   whose waits all left before it finished, and of a failed command whose
+ *   callback never came,
  * - or this call.
  * The exception: a wait with CW_WAIT_OWN_CALLBACK that found no record
  * registers a callback of its own, one more on the event, and keeps nothing.

@@ -23,13 +23,12 @@ extern "C" {
  * thread, not n threads. A parker token only says "something changed": after
  * every wake-up they look at every completion. As with cw_wait, the status of
  * every unfinished event is read on the schedule of check_interval_us
- * (cw/wait.h), because no callback fires for a failed command on PoCL 3.1
- * and rusticl. The options' flags (except CW_WAIT_OWN_CALLBACK, ignored),
- * timeout_us and check_interval_us apply as for cw_wait, and so does what cw
- * keeps of the events afterwards (cw_event_forget).
- * A caller's own parker may hold one leftover token afterwards (a callback
- * that landed as the wait ended); cw's waits re-check after every park, so
- * that only costs a spurious wake-up.
+ * (cw/wait.h), which catches failed commands. The options' flags (except
+ * CW_WAIT_OWN_CALLBACK, ignored), timeout_us and check_interval_us apply as
+ * for cw_wait, and so does what cw keeps of the events afterwards
+ * (cw_event_forget). A caller's own parker may hold one leftover token
+ * afterwards (a callback that landed as the wait ended); cw's waits re-check
+ * after every park, so that only costs a spurious wake-up.
  *
  * Bad input, for both calls: `events` NULL, `n` 0, `n` > CW_WAIT_MANY_MAX, a
  * NULL entry, or an option out of range (as cw_wait) -> CW_ERR_INVALID_ARGUMENT,
