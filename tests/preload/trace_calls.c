@@ -12,12 +12,17 @@
  *
  * No kernel, so no compiler: it runs in well under a second.
  * Usage: trace_calls [ROUNDS]   (default 5)
+ *        trace_calls --pid      print the pid and exit, without OpenCL: a
+ *                               program whose output differs every run
+ *                               (tests/preload/compare.sh)
  */
 #include <CL/cl.h>
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 enum { N = 1024 };
 
@@ -90,6 +95,10 @@ static void *thread_main(void *arg) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--pid")) {
+        printf("%ld\n", (long)getpid());
+        return 0;
+    }
     if (argc > 1)
         rounds = atoi(argv[1]);
     if (rounds < 1 || rounds > 16) {
