@@ -76,3 +76,11 @@ for args in "--compare nope" "--compare auto,auto" "--compare auto," "--compare 
     [ -s "$tmp/err" ] || fail "'$args': no message"
 done
 echo "ok: bad --compare lists and option mixes exit 2 before running anything"
+
+# A program that cannot be run: said after its first run, exit 2.
+rc=0
+"$cw_run" --compare auto --runs 3 -- "$tmp/no-such-program" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] || fail "a missing program: exit $rc, not 2"
+grep -q 'run 2 of' "$tmp/err" && fail "a missing program: run more than once"
+grep -q 'could not be run (exit status 127)' "$tmp/err" || fail "a missing program: not said"
+echo "ok: a program that cannot be run stops --compare after one run, exit 2"

@@ -392,11 +392,32 @@ static void print_table(const struct cwr_compare *c, char **argv, const config *
                                        : "exit status");
 }
 
+static void free_configs(config *cfg, unsigned n) {
+    for (unsigned j = 0; j < n; ++j) {
+        free(cfg[j].wall);
+        free(cfg[j].cpu);
+        free(cfg[j].wait_cpu);
+        free(cfg[j].waits);
+        free(cfg[j].hash);
+        free(cfg[j].status);
+    }
+}
+
+static int compare(const struct cwr_compare *c, char **argv, config *cfg, unsigned n);
+
 int cwr_compare_run(const struct cwr_compare *c, char **argv) {
     config cfg[MAX_CONFIGS];
     unsigned n;
     if (parse_list(c->list, cfg, &n))
         return 2;
+    int rc = compare(c, argv, cfg, n);
+    free_configs(cfg, n);
+    return rc;
+}
+
+/* cwr_compare_run on the parsed list; cfg's arrays are the caller's to
+ * free, allocated or not. */
+static int compare(const struct cwr_compare *c, char **argv, config *cfg, unsigned n) {
     unsigned runs = c->runs;
     for (unsigned j = 0; j < n; ++j) {
         config *k = &cfg[j];
@@ -437,16 +458,19 @@ int cwr_compare_run(const struct cwr_compare *c, char **argv) {
                 rc = 2;
                 break;
             }
+            /* A program that cannot be run fails every run alike. */
+            if (done == 1 && (k->status[0] == 127 || k->status[0] == 126)) {
+                fprintf(stderr,
+                        "cw-run: --compare: the program could not be run (exit status %d)\n",
+                        k->status[0]);
+                rc = 2;
+                break;
+            }
         }
     unlink(profile);
     rmdir(dir);
     if (rc)
         return rc;
-    if (cfg[0].status[0] == 127 || cfg[0].status[0] == 126) {
-        fprintf(stderr, "cw-run: --compare: the program could not be run (exit status %d)\n",
-                cfg[0].status[0]);
-        return 2;
-    }
     double best = INFINITY;
     bool out_differ = false, rc_differ = false;
     for (unsigned j = 0; j < n; ++j) {
@@ -475,13 +499,5 @@ int cwr_compare_run(const struct cwr_compare *c, char **argv) {
     fflush(stdout);
     if (c->json && write_json(c, argv, cfg, n, best, cheapest, out_differ, rc_differ))
         return 2;
-    for (unsigned j = 0; j < n; ++j) {
-        free(cfg[j].wall);
-        free(cfg[j].cpu);
-        free(cfg[j].wait_cpu);
-        free(cfg[j].waits);
-        free(cfg[j].hash);
-        free(cfg[j].status);
-    }
     return out_differ || rc_differ ? 1 : 0;
 }
