@@ -16,6 +16,10 @@
 #include "hang.h"
 #include "preload.h"
 
+/* A device's end time below this (ns on its clock) is no time: Mesa
+ * 22.3's rusticl reports 0, 1, 2, 3 for every command's profiling times. */
+#define DEVICE_TIME_MIN 1000000u
+
 /* A device span's call: not an entry point. */
 #define DEVICE_SPAN 0xffffu
 
@@ -168,7 +172,7 @@ void cwp_trace_device(cl_event ev) {
             CL_SUCCESS ||
         clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) !=
             CL_SUCCESS ||
-        end < start)
+        end < start || end < DEVICE_TIME_MIN)
         return;
     clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL);
     /*
