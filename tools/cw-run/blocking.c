@@ -25,6 +25,7 @@
 
 #include "preload.h"
 #include "profile.h"
+#include "trace.h"
 #include "track.h"
 #include "wait.h"
 
@@ -64,6 +65,7 @@ static void begin(blocking_call *b, enum cwp_call k, cl_command_queue q, cl_bool
         b->evp = event ? event : &b->own;
     }
     b->span = cwp_span_begin(k);
+    cwp_span_subject(&b->span, q, NULL, 0);
 }
 
 /* After the real call returned `err`: the code the wrapper returns. */
@@ -74,6 +76,8 @@ static cl_int end(blocking_call *b, cl_int err) {
     case CW:
         if (err == CL_SUCCESS)
             err = cwp_wait_one(b->k, *b->evp);
+        if (err == CL_SUCCESS)
+            cwp_trace_device(*b->evp);
         if (b->own)
             clReleaseEvent(b->own);
         break;

@@ -3,8 +3,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "preload.h"
 
@@ -22,7 +25,61 @@ static bool parse_u64(const char *s, uint64_t max, uint64_t *out) {
     return true;
 }
 
+/*
+ * A file name as the program's start-up directory sees it: the files are
+ * written at exit, when the program may have changed directory. Without a
+ * current directory (removed) the name stays relative.
+ */
+static const char *absolute(const char *name, char *buf, size_t len) {
+    if (name[0] == '/')
+        return name;
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return name;
+    int n = snprintf(buf, len, "%s/%s", cwd, name);
+    return n > 0 && (size_t)n < len ? buf : name;
+}
+
+/*
+ * CW_RUN_STATS, CW_RUN_TRACE and who writes them. The profile: unset or
+ * "0" none; empty, "1" or "-" the table on stderr; anything else the JSON
+ * file (a file named 1 is "./1"). cw-run sets CW_RUN_PID to the pid the
+ * program runs with (it executes it in its own process); the processes the
+ * program starts see another pid, and are measured only with
+ * CW_RUN_STATS_CHILDREN=1. Without CW_RUN_PID (a hand-made LD_PRELOAD)
+ * every process is.
+ */
+static bool read_outputs(void) {
+    static char stats_buf[PATH_MAX], trace_buf[PATH_MAX];
+    const char *s = getenv("CW_RUN_STATS_CHILDREN");
+    if (s && *s && strcmp(s, "0") && strcmp(s, "1")) {
+        cwp_warn("CW_RUN_STATS_CHILDREN='%s' is not 0 or 1: waits are not interposed", s);
+        return false;
+    }
+    bool children = s && !strcmp(s, "1");
+    s = getenv("CW_RUN_PID");
+    uint64_t pid;
+    if (s && *s && parse_u64(s, UINT64_MAX, &pid) && pid != (uint64_t)getpid()) {
+        if (!children)
+            return true; /* waits interposed, nothing measured */
+        cwp_cfg.child = true;
+    }
+    s = getenv("CW_RUN_STATS");
+    if (s && strcmp(s, "0")) {
+        cwp_cfg.stats = true;
+        if (*s && strcmp(s, "1") && strcmp(s, "-"))
+            cwp_cfg.stats_file = absolute(s, stats_buf, sizeof stats_buf);
+    }
+    s = getenv("CW_RUN_TRACE");
+    if (s && *s) {
+        cwp_cfg.trace = true;
+        cwp_cfg.trace_file = absolute(s, trace_buf, sizeof trace_buf);
+    }
+    return true;
+}
+
 void cwp_config_read(void) {
+    cwp_cfg.pid = (long)getpid();
     const char *s = getenv("CW_RUN_STRATEGY");
     cw_strategy st = CW_STRATEGY_DEFAULT;
     if (s && *s && cw_strategy_from_name(s, &st) != CW_OK) {
@@ -56,10 +113,7 @@ void cwp_config_read(void) {
         return;
     }
     cwp_cfg.hang_abort = s && !strcmp(s, "abort");
-    s = getenv("CW_RUN_STATS");
-    if (s) {
-        cwp_cfg.stats = true;
-        cwp_cfg.stats_file = *s && strcmp(s, "-") ? s : NULL;
-    }
+    if (!read_outputs())
+        return;
     cwp_cfg.active = true;
 }

@@ -17,7 +17,16 @@ extern struct cwp_config {
     bool active; /* false: every wrapper forwards, nothing is measured */
     bool native; /* --strategy blocking: the real blocking calls */
     bool stats;  /* measure and print the profile at exit */
+    /* The profile's JSON file, absolute (resolved at start-up, so that a
+     * program's chdir does not move it), %p not yet replaced; NULL: the
+     * table on stderr. */
     const char *stats_file;
+    bool trace;             /* record the waits for --trace */
+    const char *trace_file; /* absolute, as stats_file */
+    /* This process is one the program started (not the one cw-run ran):
+     * its files get its pid (profile.h, cwp_out_path). */
+    bool child;
+    long pid;         /* the process that read the configuration */
     uint64_t hang_ns; /* 0: no hang diagnosis */
     bool hang_abort;
     cw_wait_options opt;

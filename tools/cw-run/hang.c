@@ -15,7 +15,7 @@
     case c:                                                                                        \
         return #c;
 
-static const char *command_type_name(cl_command_type t) {
+const char *cwp_command_type_name(cl_command_type t) {
     switch (t) {
         NAMED(CL_COMMAND_NDRANGE_KERNEL)
         NAMED(CL_COMMAND_TASK)
@@ -55,7 +55,7 @@ static const char *status_name(cl_int s) {
 
 /* One line about one event into buf. Reads only what the event can tell;
  * every query may fail on a broken handle, and the line then says so. */
-static void describe_event(char *buf, size_t len, cl_event ev, unsigned index) {
+static void describe_event(char *buf, size_t len, cl_event ev, const char *label) {
     cl_command_type type = 0;
     cl_command_queue q = NULL;
     cl_int status = 0;
@@ -71,14 +71,33 @@ static void describe_event(char *buf, size_t len, cl_event ev, unsigned index) {
         device[sizeof device - 1] = '\0';
     }
     if (e1 != CL_SUCCESS || e2 != CL_SUCCESS) {
-        snprintf(buf, len, "  event %u (%p): cannot be queried (OpenCL error %d)\n", index,
-                 (void *)ev, e1 != CL_SUCCESS ? e1 : e2);
+        snprintf(buf, len, "  %s (%p): cannot be queried (OpenCL error %d)\n", label, (void *)ev,
+                 e1 != CL_SUCCESS ? e1 : e2);
         return;
     }
-    snprintf(buf, len,
-             "  event %u (%p): command %s, queue %p, device \"%s\", execution status %s (%d)\n",
-             index, (void *)ev, command_type_name(type), (void *)q, device, status_name(status),
+    snprintf(buf, len, "  %s (%p): command %s, queue %p, device \"%s\", execution status %s (%d)\n",
+             label, (void *)ev, cwp_command_type_name(type), (void *)q, device, status_name(status),
              status);
+}
+
+/* The marker of the clFinish this thread is in, and the program's last
+ * command it stands for (cwp_hang_finish_marker). */
+static __thread cl_event finish_marker, finish_last;
+
+void cwp_hang_finish_marker(cl_event marker, cl_event last) {
+    finish_marker = marker;
+    finish_last = last;
+}
+
+/* The marker is the preload's, not a command of the program's: say so,
+ * and name the program's own last command where the preload saw it. */
+static size_t describe_marker(char *buf, size_t len) {
+    size_t used = (size_t)snprintf(buf, len,
+                                   "    (cw-run's marker for clFinish: it completes once every "
+                                   "command enqueued before it on the queue has)\n");
+    if (finish_last && used < len)
+        describe_event(buf + used, len - used, finish_last, "the program's last command");
+    return used < len ? used + strlen(buf + used) : len;
 }
 
 void cwp_hang_report(enum cwp_call k, const cl_event *evs, cl_uint n) {
@@ -99,8 +118,12 @@ void cwp_hang_report(enum cwp_call k, const cl_event *evs, cl_uint n) {
             used += (size_t)snprintf(msg + used, sizeof msg - used, "  ...\n");
             break;
         }
-        describe_event(msg + used, sizeof msg - used, evs[i], i);
+        char label[32];
+        snprintf(label, sizeof label, "event %u", (unsigned)i);
+        describe_event(msg + used, sizeof msg - used, evs[i], label);
         used += strlen(msg + used);
+        if (k == CWP_FINISH && finish_marker && evs[i] == finish_marker && used < sizeof msg)
+            used += describe_marker(msg + used, sizeof msg - used);
     }
     if (used < sizeof msg)
         snprintf(msg + used, sizeof msg - used, "cw-run: %s\n",

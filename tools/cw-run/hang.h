@@ -15,4 +15,12 @@
  * count it in the profile; with --on-hang=abort, abort after the report. */
 void cwp_hang_report(enum cwp_call k, const cl_event *evs, cl_uint n);
 
+/* While this thread's clFinish waits on `marker`, its own: a report then
+ * says so and names `last`, the program's last command on the queue (NULL:
+ * not seen). NULL, NULL after the wait. */
+void cwp_hang_finish_marker(cl_event marker, cl_event last);
+
+/* The constant's name of a command type ("CL_COMMAND_MARKER"). */
+const char *cwp_command_type_name(cl_command_type t);
+
 #endif

@@ -7,6 +7,7 @@
  *   real.c      the loader's entry points the wrappers forward to
  *   config.c    the CW_RUN_* environment, read once
  *   profile.c   the counters of --stats and the table or JSON at exit
+ *   trace.c     the spans of --trace, per thread, written at exit
  *   hang.c      the --hang-ms report
  *   wait.c      clWaitForEvents and clFinish: the waits with cw
  *   track.c     the non-blocking enqueues, recorded for clFinish (lastcmd.c)
@@ -52,14 +53,14 @@ void cwp_start_once(void) {
     }
     cwp_config_read();
     /* Before the first wait the profile measures. */
-    if (cwp_cfg.active && cwp_cfg.stats)
-        cwp_profile_calibrate();
+    if (cwp_cfg.active && (cwp_cfg.stats || cwp_cfg.trace))
+        cwp_profile_start();
 }
 
 /* Configuration errors show at start-up, not at the first wait. */
 __attribute__((constructor)) static void start_at_load(void) {
     cwp_start();
-    if (cwp_cfg.active && cwp_cfg.stats && atexit(cwp_profile_report) != 0)
+    if (cwp_cfg.active && (cwp_cfg.stats || cwp_cfg.trace) && atexit(cwp_profile_report) != 0)
         cwp_warn("%s", "cannot register the profile's exit handler: no profile");
 }
 

@@ -2,16 +2,20 @@
 /* The profile of --stats (profile.h). */
 #include "profile.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "preload.h"
+#include "trace.h"
 
 static const char *const call_names[CWP_CALLS] = {
     "clWaitForEvents",         "clFinish",
@@ -89,7 +93,39 @@ uint64_t cwp_wall_ns(void) {
 #define CPU_SAMPLE_EVERY 16u
 static uint64_t cpu_clock_cost_ns;
 
-void cwp_profile_calibrate(void) {
+/*
+ * The table's stderr: a copy of descriptor 2 made at start-up, above the
+ * numbers programs expect to get from open(), close-on-exec so that the
+ * programs it starts do not inherit it. Its identity (device, inode) is
+ * kept, so that a program that closed it and got the number back for a
+ * file of its own does not get the table written into that file.
+ */
+#define STDERR_COPY_MIN 64
+static int stderr_copy = -1;
+static struct stat stderr_copy_st;
+
+static void keep_stderr(void) {
+    int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, STDERR_COPY_MIN);
+    if (fd < 0)
+        return;
+    if (fstat(fd, &stderr_copy_st) != 0) {
+        close(fd);
+        return;
+    }
+    stderr_copy = fd;
+}
+
+/* The descriptor the table goes to: the copy while it is still ours, else
+ * whatever stderr is now. */
+static int table_fd(void) {
+    struct stat st;
+    if (stderr_copy >= 0 && fstat(stderr_copy, &st) == 0 && st.st_dev == stderr_copy_st.st_dev &&
+        st.st_ino == stderr_copy_st.st_ino)
+        return stderr_copy;
+    return STDERR_FILENO;
+}
+
+static void calibrate(void) {
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 64; ++i) {
         uint64_t a = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -100,20 +136,35 @@ void cwp_profile_calibrate(void) {
     cpu_clock_cost_ns = best;
 }
 
+void cwp_profile_start(void) {
+    calibrate();
+    if (cwp_cfg.stats && !cwp_cfg.stats_file)
+        keep_stderr();
+}
+
 cwp_span cwp_span_begin(enum cwp_call k) {
-    cwp_span s = {0, 0, false};
+    cwp_span s = {0};
     if (cwp_cfg.stats) {
         uint64_t n = atomic_fetch_add_explicit(&stats[k].started, 1, memory_order_relaxed);
         s.sampled = n < CPU_SAMPLE_ALL || n % CPU_SAMPLE_EVERY == 0;
     }
-    if (cwp_cfg.stats || k == CWP_FINISH)
+    if (cwp_cfg.trace)
+        s.seq = cwp_trace_seq();
+    if (cwp_cfg.stats || cwp_cfg.trace || k == CWP_FINISH)
         s.wall = clock_ns(CLOCK_MONOTONIC);
     if (s.sampled)
         s.cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     return s;
 }
 
+void cwp_span_subject(cwp_span *s, cl_command_queue queue, const cl_event *evs, cl_uint n) {
+    if (cwp_cfg.trace)
+        cwp_trace_subject(s, queue, evs, n);
+}
+
 void cwp_span_end_at(enum cwp_call k, cwp_span s, cl_int result, uint64_t wall_end) {
+    if (cwp_cfg.trace)
+        cwp_trace_span(k, &s, result, wall_end);
     if (!cwp_cfg.stats)
         return;
     call_stats *c = &stats[k];
@@ -132,17 +183,21 @@ void cwp_span_end_at(enum cwp_call k, cwp_span s, cl_int result, uint64_t wall_e
 }
 
 void cwp_span_end(enum cwp_call k, cwp_span s, cl_int result) {
-    if (cwp_cfg.stats)
+    if (cwp_cfg.stats || cwp_cfg.trace)
         cwp_span_end_at(k, s, result, clock_ns(CLOCK_MONOTONIC));
 }
 
 void cwp_count_finish_path(bool on_last) {
+    if (cwp_cfg.trace)
+        cwp_trace_finish_path(on_last);
     if (cwp_cfg.stats)
         atomic_fetch_add_explicit(on_last ? &finish_on_last : &finish_on_marker, 1,
                                   memory_order_relaxed);
 }
 
 void cwp_count_hang(enum cwp_call k) {
+    if (cwp_cfg.trace)
+        cwp_trace_hang();
     atomic_fetch_add_explicit(&stats[k].hangs, 1, memory_order_relaxed);
 }
 
@@ -219,12 +274,29 @@ static void print_table(FILE *f, const cw_stats *cs) {
     fputc('\n', f);
 }
 
+/* Every interposed call, and their estimated CPU time (cwp_wall_cpu). */
+static uint64_t total_calls(void) {
+    uint64_t n = 0;
+    for (int k = 0; k < CWP_CALLS; ++k)
+        n += atomic_load_explicit(&stats[k].count, memory_order_relaxed);
+    return n;
+}
+
+static double total_cpu_us(void) {
+    double us = 0;
+    for (int k = 0; k < CWP_CALLS; ++k)
+        us += cpu_per_call_us(&stats[k]) *
+              (double)atomic_load_explicit(&stats[k].count, memory_order_relaxed);
+    return us;
+}
+
 static void print_json(FILE *f, const cw_stats *cs) {
     fprintf(f,
             "{\n  \"pid\": %ld,\n  \"strategy\": \"%s\",\n  \"native\": %s,\n"
-            "  \"cpu_clock_cost_ns\": %" PRIu64 ",\n  \"calls\": {",
+            "  \"cpu_clock_cost_ns\": %" PRIu64 ",\n  \"wait_calls\": %" PRIu64
+            ",\n  \"wait_cpu_us\": %.3f,\n  \"calls\": {",
             (long)getpid(), cw_strategy_name(cwp_cfg.opt.strategy),
-            cwp_cfg.native ? "true" : "false", cpu_clock_cost_ns);
+            cwp_cfg.native ? "true" : "false", cpu_clock_cost_ns, total_calls(), total_cpu_us());
     const char *sep = "";
     for (int k = 0; k < CWP_CALLS; ++k) {
         const call_stats *c = &stats[k];
@@ -260,37 +332,80 @@ static void print_json(FILE *f, const cw_stats *cs) {
     fprintf(f, "]}\n}\n");
 }
 
+/* "cw-run: WHAT PATH: reason" on stderr. */
+static void warn_errno(const char *what, const char *path) {
+    int e = errno;
+    char msg[PATH_MAX + 256];
+    snprintf(msg, sizeof msg, "%s %s: %s", what, path, strerror(e));
+    cwp_warn("%s", msg);
+}
+
+bool cwp_out_path(const char *pattern, char *out, size_t len) {
+    size_t used = 0;
+    bool had_pid = false;
+    for (const char *c = pattern; *c; ++c) {
+        int n;
+        if (c[0] == '%' && c[1] == 'p') {
+            n = snprintf(out + used, len - used, "%ld", (long)getpid());
+            had_pid = true;
+            ++c;
+        } else {
+            n = snprintf(out + used, len - used, "%c", *c);
+        }
+        if (n < 0 || (size_t)n >= len - used)
+            return false;
+        used += (size_t)n;
+    }
+    if (used == 0 && len)
+        out[0] = '\0';
+    if (cwp_cfg.child && !had_pid) {
+        int n = snprintf(out + used, len - used, ".%ld", (long)getpid());
+        if (n < 0 || (size_t)n >= len - used)
+            return false;
+    }
+    return true;
+}
+
 /*
- * At exit: the profile. It is an atexit handler, registered when the
- * preload is loaded, not a destructor. Handlers run in reverse order of
- * registration, so it runs after the program's own handlers, and before a
- * sanitizer's leak check, which may end the process with _exit before any
- * destructor runs. A file name may hold %p for the pid, so that the
- * processes a program starts (which inherit the environment) do not
- * overwrite each other's profile.
+ * At exit: the profile and the trace. It is an atexit handler, registered
+ * when the preload is loaded, not a destructor. Handlers run in reverse
+ * order of registration, so it runs after the program's own handlers, and
+ * before a sanitizer's leak check, which may end the process with _exit
+ * before any destructor runs. A process that a fork without exec made
+ * shares the handler and the counters: only the process that read the
+ * configuration writes.
  */
 void cwp_profile_report(void) {
-    if (!cwp_cfg.active || !cwp_cfg.stats)
+    if (!cwp_cfg.active || cwp_cfg.pid != (long)getpid())
+        return;
+    if (cwp_cfg.trace)
+        cwp_trace_write();
+    if (!cwp_cfg.stats)
         return;
     cw_stats cs;
     cw_stats_get(&cs);
-    if (!cwp_cfg.stats_file) {
-        print_table(stderr, &cs);
-        return;
-    }
     char path[PATH_MAX];
-    const char *p = strstr(cwp_cfg.stats_file, "%p");
-    if (p)
-        snprintf(path, sizeof path, "%.*s%ld%s", (int)(p - cwp_cfg.stats_file), cwp_cfg.stats_file,
-                 (long)getpid(), p + 2);
-    else
-        snprintf(path, sizeof path, "%s", cwp_cfg.stats_file);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        cwp_warn("cannot write the profile to %s", path);
-        print_table(stderr, &cs);
+    FILE *f = NULL;
+    if (cwp_cfg.stats_file) {
+        if (!cwp_out_path(cwp_cfg.stats_file, path, sizeof path))
+            cwp_warn("cannot write the profile to %s: the name is too long", cwp_cfg.stats_file);
+        else if (!(f = fopen(path, "w")))
+            warn_errno("cannot write the profile to", path);
+        if (f) {
+            print_json(f, &cs);
+            if (fclose(f) != 0)
+                warn_errno("cannot write the profile to", path);
+            return;
+        }
+    }
+    /* The table, or the profile that could not go to its file. */
+    int fd = dup(table_fd());
+    FILE *t = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!t) {
+        if (fd >= 0)
+            close(fd);
         return;
     }
-    print_json(f, &cs);
-    fclose(f);
+    print_table(t, &cs);
+    fclose(t);
 }

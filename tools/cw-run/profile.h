@@ -9,6 +9,7 @@
 #define CWP_PROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <CL/cl.h>
@@ -40,9 +41,20 @@ const char *cwp_call_name(enum cwp_call k);
 typedef struct cwp_span {
     uint64_t wall, cpu;
     bool sampled;
+    /* For --trace only (trace.h): the call's place among all calls, and
+     * what it waits on (cwp_span_subject). */
+    uint64_t seq;
+    cl_command_queue queue;
+    const cl_event *evs;
+    cl_uint n;
+    cl_command_type command;
 } cwp_span;
 
 cwp_span cwp_span_begin(enum cwp_call k);
+/* What the call waits on, for --trace: its queue (NULL: the first event's),
+ * and the events it waits on (n may be 0), which must stay valid until the
+ * span ends. Does nothing without --trace. */
+void cwp_span_subject(cwp_span *s, cl_command_queue queue, const cl_event *evs, cl_uint n);
 /* Count the call, with its result: not CL_SUCCESS counts as failed. */
 void cwp_span_end(enum cwp_call k, cwp_span s, cl_int result);
 /* The same, with the wall clock at the end, `wall_end`, read by the caller. */
@@ -56,9 +68,17 @@ void cwp_count_finish_path(bool on_last);
 /* Call k was reported as a hang (hang.h). */
 void cwp_count_hang(enum cwp_call k);
 
-/* Measure the CPU clock's own cost, once, before the first span. */
-void cwp_profile_calibrate(void);
-/* Write the profile; an atexit handler. */
+/* Before the first span, with --stats or --trace: measure the CPU clock's
+ * own cost, and keep a descriptor of stderr for the table (a program may
+ * close its stderr before exit: coreutils do). */
+void cwp_profile_start(void);
+/* Write the profile and the trace; an atexit handler. */
 void cwp_profile_report(void);
+
+/* The name of an output file from its pattern: every %p becomes the pid,
+ * and a process the program started (cwp_cfg.child) adds ".PID" to a name
+ * without %p, so that it does not overwrite the program's. False when it
+ * does not fit. */
+bool cwp_out_path(const char *pattern, char *out, size_t len);
 
 #endif

@@ -104,6 +104,7 @@ CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list
             return cwp_real.wait_for_events(num_events, event_list);
     }
     cwp_span s = cwp_span_begin(CWP_WAIT_FOR_EVENTS);
+    cwp_span_subject(&s, NULL, event_list, num_events);
     cl_int r = verdict(wait_events(CWP_WAIT_FOR_EVENTS, event_list, num_events, 0), event_list,
                        num_events);
     cwp_span_end(CWP_WAIT_FOR_EVENTS, s, r);
@@ -149,6 +150,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     cl_event last = native ? NULL : cwp_last_take(queue, &typical);
     uint32_t check_us = finish_check_us(typical);
     cl_int last_status = CL_QUEUED;
+    cl_event queued_last = NULL; /* kept for a hang report on the marker */
     if (last && (clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof last_status,
                                 &last_status, NULL) != CL_SUCCESS ||
                  last_status == CL_QUEUED)) {
@@ -160,11 +162,12 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * finish.unseen_command caught it there). The marker, enqueued
          * after every such command, covers them.
          */
-        clReleaseEvent(last);
+        queued_last = last;
         last = NULL;
     }
     if (last) {
         cwp_span s = cwp_span_begin(CWP_FINISH);
+        cwp_span_subject(&s, queue, &last, 1);
         wait_events(CWP_FINISH, &last, 1, check_us);
         cl_int r = cwp_real.finish(queue);
         uint64_t end = cwp_wall_ns();
@@ -187,6 +190,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
      */
     cl_int flushed = native ? CL_SUCCESS : clFlush(queue);
     cwp_span s = cwp_span_begin(CWP_FINISH);
+    cwp_span_subject(&s, queue, NULL, 0);
     cl_int r;
     cl_event marker = NULL;
     if (native) {
@@ -199,7 +203,9 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * on in-order and out-of-order queues alike. Anything but success
          * (a failed command before it) is the real call's to report; it
          * returns at once, since everything finished. */
+        cwp_hang_finish_marker(marker, queued_last);
         wait_end waited = wait_events(CWP_FINISH, &marker, 1, check_us);
+        cwp_hang_finish_marker(NULL, NULL);
         r = waited == WAIT_COMPLETE ? CL_SUCCESS : cwp_real.finish(queue);
         clReleaseEvent(marker);
         cwp_count_finish_path(false);
@@ -208,5 +214,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (!native)
         cwp_last_waited(queue, end - s.wall);
     cwp_span_end_at(CWP_FINISH, s, r, end);
+    if (queued_last)
+        clReleaseEvent(queued_last);
     return r;
 }

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""cw-run --trace=FILE on trace_calls (two threads, known call sequences).
+
+Under each strategy the trace must be valid JSON in the Chrome trace-event
+format (a "traceEvents" list; "X" spans with numeric ts, dur, pid, tid),
+hold one wait span per interposed call (as many of each call as the
+--stats profile counts), each thread's spans in the order its calls were
+made (the sequence trace_calls prints, non-overlapping, seq increasing),
+each span's arguments (strategy, command, queue, how it ended), and, as the
+queues have profiling enabled, device spans of the commands the waits saw
+finish (required with --device-spans: PoCL; Mesa 22.3's rusticl reports
+no real profiling times). Usage: trace.py CW_RUN TRACE_CALLS [--device-spans]
+"""
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROUNDS = 3
+COMMANDS = {"CL_COMMAND_READ_BUFFER", "CL_COMMAND_WRITE_BUFFER", "CL_COMMAND_MARKER"}
+
+
+def fail(msg, err=""):
+    print("FAIL: " + msg)
+    for line in err.splitlines()[-20:]:
+        print("  stderr: " + line)
+    sys.exit(1)
+
+
+def check(cw_run, prog, strategy, work, want_device):
+    trace = os.path.join(work, strategy + "-trace.json")
+    stats = os.path.join(work, strategy + "-stats.json")
+    p = subprocess.run([cw_run, "--strategy", strategy, "--stats=" + stats,
+                        "--trace=" + trace, "--", prog, str(ROUNDS)],
+                       capture_output=True, text=True, timeout=100)
+    if p.returncode != 0:
+        fail(f"{strategy}: exit {p.returncode}", p.stderr)
+    expected = collections.defaultdict(list)
+    for line in p.stdout.splitlines():
+        index, call = line.split()
+        expected[index].append(call)
+    if len(expected) != 2 or any(len(v) != 4 * ROUNDS and len(v) != 3 * ROUNDS
+                                 for v in expected.values()):
+        fail(f"{strategy}: trace_calls printed {dict(expected)}")
+    with open(trace) as f:
+        doc = json.load(f)
+    events = doc.get("traceEvents")
+    if not isinstance(events, list) or not events:
+        fail(f"{strategy}: no traceEvents list")
+    for e in events:
+        if e.get("ph") not in ("X", "B", "E", "M"):
+            fail(f"{strategy}: an event with ph {e.get('ph')!r}: {e}")
+        if e["ph"] == "X" and not all(isinstance(e.get(k), (int, float))
+                                      for k in ("ts", "dur", "pid", "tid")):
+            fail(f"{strategy}: a span without numeric ts, dur, pid, tid: {e}")
+    names = {e["tid"]: e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    waits = [e for e in events if e["ph"] == "X" and e.get("cat") == "wait"]
+    device = [e for e in events if e["ph"] == "X" and e.get("cat") == "device"]
+
+    # One span per interposed call: as many as the profile counts.
+    with open(stats) as f:
+        profile = json.load(f)
+    counted = {call: v["count"] for call, v in profile["calls"].items()}
+    spans = collections.Counter(e["name"] for e in waits)
+    if dict(spans) != counted:
+        fail(f"{strategy}: spans {dict(spans)}, the profile counts {counted}")
+
+    # Each thread's spans: the calls it made, in order.
+    by_tid = collections.defaultdict(list)
+    for e in waits:
+        by_tid[e["tid"]].append(e)
+    got = sorted([e["name"] for e in v] for v in by_tid.values())
+    if got != sorted(expected.values()):
+        fail(f"{strategy}: per-thread spans {got}, calls made {sorted(expected.values())}")
+    for tid, spans_of in by_tid.items():
+        if not names.get(tid, "").startswith("thread"):
+            fail(f"{strategy}: thread {tid} has no thread_name")
+        for a, b in zip(spans_of, spans_of[1:]):
+            if not (a["args"]["seq"] < b["args"]["seq"] and a["ts"] + a["dur"] <= b["ts"] + 0.002):
+                fail(f"{strategy}: thread {tid}: {a} then {b}: not in call order")
+    for e in waits:
+        args = e["args"]
+        if args["strategy"] != strategy or args["ended"] != "complete" or args["result"] != 0:
+            fail(f"{strategy}: span arguments {args}")
+        real_finish = args.get("waited_on") == "the real clFinish"
+        if (args["command"] not in COMMANDS and not (real_finish and args["command"] == "none")) \
+                or not args["queue"].startswith("0x"):
+            fail(f"{strategy}: span command or queue {args}")
+        if e["name"] == "clFinish" and args.get("waited_on") not in (
+                "marker", "last command", "the real clFinish"):
+            fail(f"{strategy}: clFinish without waited_on: {args}")
+
+    # Device spans, on tracks of their own named after their queue.
+    if want_device and strategy != "blocking" and not device:
+        fail(f"{strategy}: no device span, although the queues have profiling")
+    queues = {e["args"]["queue"] for e in waits}
+    for e in device:
+        if e["name"] not in COMMANDS or e["dur"] < 0 or e["args"]["queue"] not in queues:
+            fail(f"{strategy}: device span {e}")
+        if not names.get(e["tid"], "").startswith("device"):
+            fail(f"{strategy}: device span on track {e['tid']} named {names.get(e['tid'])!r}")
+    print(f"ok: --strategy {strategy}: {len(waits)} wait spans on {len(by_tid)} threads "
+          f"in call order, as counted; {len(device)} device spans")
+
+
+def main():
+    if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["--device-spans"]):
+        print(__doc__.strip().splitlines()[-1].strip())
+        return 2
+    with tempfile.TemporaryDirectory() as work:
+        for strategy in ("auto", "cooperative", "blocking"):
+            check(sys.argv[1], sys.argv[2], strategy, work, len(sys.argv) == 4)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
