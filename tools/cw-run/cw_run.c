@@ -3,8 +3,8 @@
  * cw-run: run a program with libcw_preload.so, so that its OpenCL waits
  * (clWaitForEvents, clFinish, blocking reads, writes, maps and copies) are
  * cw's. It only checks its options, puts them into CW_RUN_* variables,
- * appends the preload to LD_PRELOAD and executes the program: the exit
- * status is the program's.
+ * names the preload in OPENCL_LAYERS or LD_PRELOAD (reach.c) and executes
+ * the program: the exit status is the program's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cw.h"
+#include "reach.h"
 
 #ifndef CW_RUN_PRELOAD_REL
 #define CW_RUN_PRELOAD_REL "../lib/cw/libcw_preload.so"
@@ -188,18 +189,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cw-run: libcw_preload.so not found (set CW_RUN_PRELOAD)\n");
         return 127;
     }
-    /* Appended: a sanitizer runtime the user preloads must stay first. */
-    const char *old = getenv("LD_PRELOAD");
-    size_t len = (old ? strlen(old) + 1 : 0) + strlen(preload) + 1;
-    char *joined = malloc(len);
-    if (!joined) {
-        perror("cw-run");
-        return 127;
-    }
-    snprintf(joined, len, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", preload);
-    if (!set("LD_PRELOAD", joined))
-        return 127;
-    free(joined);
+    int reached = cwr_reach(preload);
+    if (reached != 0)
+        return reached;
     execvp(argv[i], argv + i);
     fprintf(stderr, "cw-run: cannot run %s: %s\n", argv[i], strerror(errno));
     return errno == ENOENT ? 127 : 126;
