@@ -41,7 +41,9 @@ static void usage(FILE *f) {
                "cooperative-noyield pthread spin-park backoff-poll auto.\n"
                "The preload is found next to cw-run (build tree), then at\n"
                "<cw-run's directory>/" CW_RUN_PRELOAD_REL " (install);\n"
-               "CW_RUN_PRELOAD names another one. See cw-run(1).\n");
+               "CW_RUN_PRELOAD names another one. It is loaded as an OpenCL layer where the\n"
+               "loader supports layers, else preloaded (CW_RUN_MECHANISM=layer|preload|auto).\n"
+               "See cw-run(1).\n");
 }
 
 static int fail(const char *what, const char *arg) {
