@@ -13,24 +13,30 @@ set -euo pipefail
 [ $# -eq 5 ] || { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 cw_run=$1 object=$(realpath "$2") fake=$3 dlopen_prog=$4 linked_prog=$5
 work=$(mktemp -d)
+work=$(realpath "$work")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 show='printf "%s|%s\n" "${OPENCL_LAYERS-}" "${LD_PRELOAD-}"'
+# The choice alone is checked with a stand-in object (an empty file): the
+# preload, built with a sanitizer, cannot load into sh; the dynamic linker
+# ignores the stand-in, with a line on stderr.
+stand_in=$work/stand-in.so
+: >"$stand_in"
+choose() { CW_RUN_PRELOAD="$stand_in" "$@" "$cw_run" -- sh -c "$show" 2>/dev/null; }
 preload0=${LD_PRELOAD-}
-with_preload=${preload0:+$preload0:}$object
+with_preload=${preload0:+$preload0:}$stand_in
 
-got=$(env -u OPENCL_LAYERS -u CW_RUN_MECHANISM "$cw_run" -- sh -c "$show")
-[ "$got" = "$object|$preload0" ] || fail "default: '$got', not the layer alone"
-got=$(env -u CW_RUN_MECHANISM OPENCL_LAYERS=/opt/other.so "$cw_run" -- sh -c "$show")
-[ "$got" = "$object:/opt/other.so|$preload0" ] || fail "user's layer: '$got'"
-got=$(env -u CW_RUN_MECHANISM OPENCL_LAYERS="$object" "$cw_run" -- sh -c "$show")
-[ "$got" = "$object|$preload0" ] || fail "layer listed twice: '$got'"
-got=$(env -u OPENCL_LAYERS CW_RUN_MECHANISM=preload "$cw_run" -- sh -c "$show")
+got=$(choose env -u OPENCL_LAYERS -u CW_RUN_MECHANISM)
+[ "$got" = "$stand_in|$preload0" ] || fail "default: '$got', not the layer alone"
+got=$(choose env -u CW_RUN_MECHANISM OPENCL_LAYERS=/opt/other.so)
+[ "$got" = "$stand_in:/opt/other.so|$preload0" ] || fail "user's layer: '$got'"
+got=$(choose env -u CW_RUN_MECHANISM OPENCL_LAYERS="$stand_in")
+[ "$got" = "$stand_in|$preload0" ] || fail "layer listed twice: '$got'"
+got=$(choose env -u OPENCL_LAYERS CW_RUN_MECHANISM=preload)
 [ "$got" = "|$with_preload" ] || fail "CW_RUN_MECHANISM=preload: '$got'"
-got=$(env -u OPENCL_LAYERS CW_RUN_MECHANISM=layer LD_LIBRARY_PATH="$fake" "$cw_run" -- sh -c "$show")
-[ "$got" = "$object|$preload0" ] || fail "CW_RUN_MECHANISM=layer: '$got'"
-# (The preload, loaded into sh with that loader, says it finds no loader.)
-got=$(env -u OPENCL_LAYERS -u CW_RUN_MECHANISM LD_LIBRARY_PATH="$fake" "$cw_run" -- sh -c "$show" 2>/dev/null)
+got=$(choose env -u OPENCL_LAYERS CW_RUN_MECHANISM=layer LD_LIBRARY_PATH="$fake")
+[ "$got" = "$stand_in|$preload0" ] || fail "CW_RUN_MECHANISM=layer: '$got'"
+got=$(choose env -u OPENCL_LAYERS -u CW_RUN_MECHANISM LD_LIBRARY_PATH="$fake")
 [ "$got" = "|$with_preload" ] || fail "a loader without layers: '$got', not the preload"
 rc=0
 CW_RUN_MECHANISM=bogus "$cw_run" -- true 2>"$work/err" || rc=$?
