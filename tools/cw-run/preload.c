@@ -31,8 +31,8 @@
  *
  * Recursion: the waits call cw, and cw calls OpenCL. cw's blocking strategy
  * calls clWaitForEvents, and a reference to that name from inside this
- * shared object binds to the interposer (default visibility, so
- * preemptible). A per-thread depth counter (cwp_inside_cw) marks the calls
+ * shared object binds to the interposer (-Bsymbolic-functions, which the
+ * layer needs). A per-thread depth counter (cwp_inside_cw) marks the calls
  * cw makes on the preload's behalf; the interposers forward those straight
  * to the real function.
  */
