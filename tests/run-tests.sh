@@ -36,7 +36,8 @@ cd "$here"
 packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmake make gcc g++ clang
           libclang-rt-14-dev python3 mesa-opencl-icd spin python3-pytest python3-pyopencl python3-numpy
           python3-venv python3-pip python3-setuptools python3-wheel pkg-config
-          abigail-tools clang-format groff-base man-db git clpeak libcw-dev util-linux)
+          abigail-tools clang-format groff-base man-db git clpeak libcw-dev util-linux
+          hashcat clblast-tests clfft-client ffmpeg python3-opencv)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -5,15 +5,16 @@
 # have seen the calls named with --expect (from the --stats JSON).
 # Usage: same-output.sh CW_RUN [--mask-numbers] [--strategies "A B"]
 #                       [--expect CALL]... [--expect-cw KEY]... [--work DIR]
-#                       -- PROGRAM [ARGS...]
+#                       [--sed EXPR] -- PROGRAM [ARGS...]
 #   --mask-numbers  compare with every number replaced by N (timings),
 #                   runs of blanks squeezed
+#   --sed EXPR      also apply this sed -E expression before comparing
 #   --strategies    default: "blocking cooperative auto"
 #   --expect CALL   the profile must count CALL (e.g. clFinish) in every run
 #   --expect-cw KEY the profile's counter KEY must be positive under every
 #                   strategy but blocking (e.g. finish_on_last_command)
 set -euo pipefail
-usage() { sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in -h | --help) usage; exit 0 ;; esac
 cw_run=$1
@@ -23,6 +24,7 @@ strategies="blocking cooperative auto"
 expect=()
 expect_cw=()
 work=""
+extra=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --mask-numbers) mask=1 ;;
@@ -30,6 +32,7 @@ while [ $# -gt 0 ]; do
     --expect) expect+=("$2"); shift ;;
     --expect-cw) expect_cw+=("$2"); shift ;;
     --work) work=$2; shift ;;
+    --sed) extra=$2; shift ;;
     --) shift; break ;;
     *) echo "same-output.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     esac
@@ -44,7 +47,8 @@ mkdir -p "$work"
 
 filter() {
     # Numbers become N, and runs of blanks one blank (figures are padded).
-    if [ "$mask" = 1 ]; then sed -E 's/[0-9]+([.][0-9]+)?/N/g; s/[[:blank:]]+/ /g'; else cat; fi
+    if [ "$mask" = 1 ]; then sed -E 's/[0-9]+([.][0-9]+)?/N/g; s/[[:blank:]]+/ /g'; else cat; fi |
+        if [ -n "$extra" ]; then sed -E "$extra"; else cat; fi
 }
 
 set +e

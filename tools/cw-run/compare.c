@@ -157,9 +157,9 @@ static bool run_one(const struct cwr_compare *c, const config *cf, unsigned r, c
         close(out[1]);
         char pid_text[32];
         snprintf(pid_text, sizeof pid_text, "%ld", (long)getpid());
-        if (setenv("LD_PRELOAD", c->ld_preload, 1) || setenv("CW_RUN_STRATEGY", cf->strategy, 1) ||
-            setenv("CW_RUN_STATS", profile, 1) || setenv("CW_RUN_PID", pid_text, 1) ||
-            unsetenv("CW_RUN_TRACE") || unsetenv("CW_RUN_STATS_CHILDREN"))
+        if (setenv("CW_RUN_STRATEGY", cf->strategy, 1) || setenv("CW_RUN_STATS", profile, 1) ||
+            setenv("CW_RUN_PID", pid_text, 1) || unsetenv("CW_RUN_TRACE") ||
+            unsetenv("CW_RUN_STATS_CHILDREN"))
             _exit(127);
         execvp(argv[0], argv);
         fprintf(stderr, "cw-run: cannot run %s: %s\n", argv[0], strerror(errno));

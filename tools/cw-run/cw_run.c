@@ -3,9 +3,10 @@
  * cw-run: run a program with libcw_preload.so, so that its OpenCL waits
  * (clWaitForEvents, clFinish, blocking reads, writes, maps and copies) are
  * cw's. It checks its options and the files it is to write, puts them into
- * CW_RUN_* variables, appends the preload to LD_PRELOAD and executes the
- * program in its own process: the exit status is the program's. With
- * --compare it runs the program several ways instead (compare.c).
+ * CW_RUN_* variables, names the preload in OPENCL_LAYERS or LD_PRELOAD
+ * (reach.c) and executes the program in its own process: the exit status
+ * is the program's. With --compare it runs the program several ways
+ * instead (compare.c), each reached the same way.
  */
 #include <elf.h>
 #include <errno.h>
@@ -22,6 +23,7 @@
 
 #include "compare.h"
 #include "cw.h"
+#include "reach.h"
 
 #ifndef CW_RUN_PRELOAD_REL
 #define CW_RUN_PRELOAD_REL "../lib/cw/libcw_preload.so"
@@ -64,7 +66,9 @@ static void usage(FILE *f) {
                "otherwise the JSON file (./1 for a file named 1).\n"
                "The preload is found next to cw-run (build tree), then at\n"
                "<cw-run's directory>/" CW_RUN_PRELOAD_REL " (install);\n"
-               "CW_RUN_PRELOAD names another one. See cw-run(1).\n");
+               "CW_RUN_PRELOAD names another one. It is loaded as an OpenCL layer where the\n"
+               "loader supports layers, else preloaded (CW_RUN_MECHANISM=layer|preload|auto).\n"
+               "See cw-run(1).\n");
 }
 
 static int fail(const char *what, const char *arg) {
@@ -266,17 +270,6 @@ static bool stats_names_file(void) {
     return s && *s && strcmp(s, "0") && strcmp(s, "1") && strcmp(s, "-");
 }
 
-/* LD_PRELOAD with the preload appended: a sanitizer runtime the user
- * preloads must stay first. NULL when out of memory. */
-static char *ld_preload_with(const char *preload) {
-    const char *old = getenv("LD_PRELOAD");
-    size_t len = (old ? strlen(old) + 1 : 0) + strlen(preload) + 1;
-    char *joined = malloc(len);
-    if (joined)
-        snprintf(joined, len, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", preload);
-    return joined;
-}
-
 int main(int argc, char **argv) {
     const char *compare = NULL;
     unsigned runs = 3;
@@ -421,23 +414,14 @@ int main(int argc, char **argv) {
     char preload[PATH_MAX];
     if (!find_preload(preload, sizeof preload))
         return 127;
-    char *joined = ld_preload_with(preload);
-    if (!joined) {
-        perror("cw-run");
-        return 127;
-    }
+    int reached = cwr_reach(preload);
+    if (reached != 0)
+        return reached;
     if (compare) {
-        struct cwr_compare c = {.list = compare,
-                                .runs = runs,
-                                .json = stats_names_file() ? stats_path : NULL,
-                                .ld_preload = joined};
-        int rc = cwr_compare_run(&c, argv + i);
-        free(joined);
-        return rc;
+        struct cwr_compare c = {
+            .list = compare, .runs = runs, .json = stats_names_file() ? stats_path : NULL};
+        return cwr_compare_run(&c, argv + i);
     }
-    if (!set("LD_PRELOAD", joined))
-        return 127;
-    free(joined);
     /* The program runs in this process, so with this pid: the preload
      * measures that process only, not the ones it starts, unless asked
      * (CW_RUN_STATS_CHILDREN). */

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libcw_preload.so: cw's waits under an unmodified OpenCL program, loaded
- * with LD_PRELOAD (cw-run sets it up; docs/cw-run.md). This file starts it
- * up; the rest is one file a purpose:
+ * as an OpenCL layer (OPENCL_LAYERS) or with LD_PRELOAD (cw-run chooses;
+ * docs/cw-run.md). This file starts it up; the rest is one file a purpose:
  *
- *   real.c      the loader's entry points the wrappers forward to
+ *   layer.c     the OpenCL layer: the same wrappers in a dispatch table,
+ *               the calls cw makes itself, the notice at exit
+ *   real.c      the next level's entry points the wrappers forward to
  *   config.c    the CW_RUN_* environment, read once
  *   profile.c   the counters of --stats and the table or JSON at exit
  *   trace.c     the spans of --trace, per thread, written at exit
@@ -21,7 +23,8 @@
  * Everything else, and the real entry points these wrappers forward to, are
  * reached with dlsym(RTLD_NEXT, ...), i.e. the ICD loader, untouched. A
  * program that looks entry points up with dlsym(handle, ...) on its own
- * handle of libOpenCL gets the loader's functions and is not interposed.
+ * handle of libOpenCL gets the loader's functions and is not interposed:
+ * the layer (layer.c) reaches those, through the loader's dispatch.
  *
  * The preload carries its own copy of cw (the static library, hidden
  * symbols), so its counters (cw_stats_get) count only the waits it made,
@@ -29,8 +32,8 @@
  *
  * Recursion: the waits call cw, and cw calls OpenCL. cw's blocking strategy
  * calls clWaitForEvents, and a reference to that name from inside this
- * shared object binds to the interposer (default visibility, so
- * preemptible). A per-thread depth counter (cwp_inside_cw) marks the calls
+ * shared object binds to the interposer (-Bsymbolic-functions, which the
+ * layer needs). A per-thread depth counter (cwp_inside_cw) marks the calls
  * cw makes on the preload's behalf; the interposers forward those straight
  * to the real function.
  */
@@ -39,10 +42,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "layer.h"
 #include "profile.h"
 #include "real.h"
 
 __thread int cwp_inside_cw __attribute__((tls_model("initial-exec")));
+
+atomic_bool cwp_reached;
 
 pthread_once_t cwp_started = PTHREAD_ONCE_INIT;
 
@@ -57,9 +63,12 @@ void cwp_start_once(void) {
         cwp_profile_start();
 }
 
-/* Configuration errors show at start-up, not at the first wait. */
+/* Configuration errors show at start-up, not at the first wait. The
+ * notice is registered first, so that it comes after the profile. */
 __attribute__((constructor)) static void start_at_load(void) {
-    cwp_start();
+    cwp_init();
+    if (cwp_cfg.active && atexit(cwp_reach_notice) != 0)
+        cwp_warn("%s", "cannot register the exit handler that checks what cw-run reached");
     if (cwp_cfg.active && (cwp_cfg.stats || cwp_cfg.trace) && atexit(cwp_profile_report) != 0)
         cwp_warn("%s", "cannot register the profile's exit handler: no profile");
 }

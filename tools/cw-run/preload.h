@@ -8,6 +8,7 @@
 #define CWP_PRELOAD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "config.h"
@@ -22,15 +23,27 @@
  * call on every wrapper. */
 extern __thread int cwp_inside_cw __attribute__((tls_model("initial-exec")));
 
-/* For cwp_start only. */
+/* For cwp_init only. */
 extern pthread_once_t cwp_started;
 void cwp_start_once(void);
 
+/* A call of the program reached a wrapper, by either mechanism: what the
+ * notice at exit asks (layer.h). Set once; a relaxed load costs a wrapper
+ * nothing it would notice. */
+extern atomic_bool cwp_reached;
+
 /* Find the real entry points and read the configuration, once, before
- * anything reads them; a wrapper may run before the preload's constructor
- * (from another library's). */
-static inline void cwp_start(void) {
+ * anything reads them. */
+static inline void cwp_init(void) {
     pthread_once(&cwp_started, cwp_start_once);
+}
+
+/* Every wrapper's first step: cwp_init, and note the call; a wrapper may
+ * run before the preload's constructor (from another library's). */
+static inline void cwp_start(void) {
+    cwp_init();
+    if (!atomic_load_explicit(&cwp_reached, memory_order_relaxed))
+        atomic_store_explicit(&cwp_reached, true, memory_order_relaxed);
 }
 
 /* Start up, and say whether the loader has cwp_real.field (the SVM calls

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "layer.h"
 #include "preload.h"
 #include "trace.h"
 
@@ -233,8 +234,8 @@ static void latency_label(unsigned k, char *buf, size_t len) {
 
 static void print_table(FILE *f, const cw_stats *cs) {
     const char *strategy = cw_strategy_name(cwp_cfg.opt.strategy);
-    fprintf(f, "cw-run: wait profile of pid %ld, strategy %s%s\n", (long)getpid(), strategy,
-            cwp_cfg.native ? " (native calls)" : "");
+    fprintf(f, "cw-run: wait profile of pid %ld, strategy %s%s, through the %s\n", (long)getpid(),
+            strategy, cwp_cfg.native ? " (native calls)" : "", cwp_mechanism());
     fprintf(f, "%-26s %8s %11s %10s %10s %10s %11s %6s\n", "call", "count", "total ms", "p50 us",
             "p99 us", "CPU ms", "CPU/wait us", "failed");
     for (int k = 0; k < CWP_CALLS; ++k) {
@@ -293,10 +294,12 @@ static double total_cpu_us(void) {
 static void print_json(FILE *f, const cw_stats *cs) {
     fprintf(f,
             "{\n  \"pid\": %ld,\n  \"strategy\": \"%s\",\n  \"native\": %s,\n"
+            "  \"mechanism\": \"%s\",\n"
             "  \"cpu_clock_cost_ns\": %" PRIu64 ",\n  \"wait_calls\": %" PRIu64
             ",\n  \"wait_cpu_us\": %.3f,\n  \"calls\": {",
             (long)getpid(), cw_strategy_name(cwp_cfg.opt.strategy),
-            cwp_cfg.native ? "true" : "false", cpu_clock_cost_ns, total_calls(), total_cpu_us());
+            cwp_cfg.native ? "true" : "false", cwp_mechanism(), cpu_clock_cost_ns, total_calls(),
+            total_cpu_us());
     const char *sep = "";
     for (int k = 0; k < CWP_CALLS; ++k) {
         const call_stats *c = &stats[k];

@@ -13,9 +13,10 @@ bool cwp_real_load(void) {
 #define CWP_LOOK_UP(field, function)                                                               \
     cwp_real.field = (__typeof__(cwp_real.field))dlsym(RTLD_NEXT, #function);
     CWP_REAL_1_2(CWP_LOOK_UP)
+    CWP_REAL_OWN(CWP_LOOK_UP)
     CWP_REAL_2_0(CWP_LOOK_UP)
 #undef CWP_LOOK_UP
 #define CWP_FOUND(field, function) cwp_real.field &&
-    return CWP_REAL_1_2(CWP_FOUND) true;
+    return CWP_REAL_1_2(CWP_FOUND) CWP_REAL_OWN(CWP_FOUND) true;
 #undef CWP_FOUND
 }
