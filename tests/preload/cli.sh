@@ -14,6 +14,9 @@ set -euo pipefail
 [ "${1:-}" = --help ] && { sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 cw_run=$1
 prog=$2
+# The programs here (bash, ls) use no OpenCL, so the layer would never be
+# loaded into them; the preload is, and its files are the same code.
+export CW_RUN_MECHANISM=preload
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; sed 's/^/  stderr: /' "$tmp/err" | tail -n 20; exit 1; }

@@ -17,11 +17,14 @@ work=$(realpath "$work")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 show='printf "%s|%s\n" "${OPENCL_LAYERS-}" "${LD_PRELOAD-}"'
-# The choice alone is checked with a stand-in object (an empty file): the
-# preload, built with a sanitizer, cannot load into sh; the dynamic linker
-# ignores the stand-in, with a line on stderr.
+# The choice alone is checked with a stand-in object: the preload, built
+# with a sanitizer, cannot load into sh. cw-run accepts only an ELF shared
+# library, so the stand-in is a copy of the C library sh already loads,
+# which adds nothing when preloaded.
 stand_in=$work/stand-in.so
-: >"$stand_in"
+libc=$(ldd "$(command -v sh)" | awk '$1 ~ /^libc\.so/ { print $3 }')
+[ -f "$libc" ] || fail "no C library found for sh's stand-in (ldd: '$libc')"
+cp "$libc" "$stand_in"
 choose() { CW_RUN_PRELOAD="$stand_in" "$@" "$cw_run" -- sh -c "$show" 2>/dev/null; }
 preload0=${LD_PRELOAD-}
 with_preload=${preload0:+$preload0:}$stand_in

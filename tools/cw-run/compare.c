@@ -128,8 +128,7 @@ static bool read_profile(const char *path, double *wait_cpu, uint64_t *waits) {
 /* One run: the program's stdout hashed (FNV-1a, 64 bits), its exit status,
  * wall time, CPU time (its rusage, with the descendants it waited for)
  * and the profile's figures. Returns false if it could not be started. */
-static bool run_one(const struct cwr_compare *c, const config *cf, unsigned r, char **argv,
-                    const char *profile) {
+static bool run_one(const config *cf, unsigned r, char **argv, const char *profile) {
     int out[2];
     if (pipe(out) != 0) {
         perror("cw-run: --compare: pipe");
@@ -454,7 +453,7 @@ static int compare(const struct cwr_compare *c, char **argv, config *cfg, unsign
             config *k = &cfg[(i + r) % n];
             fprintf(stderr, "cw-run: compare: run %u of %u: %s (round %u of %u)\n", ++done, total,
                     k->name, r + 1, runs);
-            if (!run_one(c, k, r, argv, profile)) {
+            if (!run_one(k, r, argv, profile)) {
                 rc = 2;
                 break;
             }
