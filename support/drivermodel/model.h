@@ -16,9 +16,10 @@
 
 /* What CL_COMPLETE callbacks of failed commands (negative status) do. */
 enum dm_failed {
-    DM_FAILED_REAL, /* whatever the driver below does */
-    DM_FAILED_FIRE, /* the model fires them (the specification, PoCL 7) */
-    DM_FAILED_DROP, /* never called (PoCL 3.1-6.0, rusticl) */
+    DM_FAILED_REAL,          /* whatever the driver below does */
+    DM_FAILED_FIRE,          /* the model fires them with the error status (the specification) */
+    DM_FAILED_FIRE_COMPLETE, /* fires them with CL_COMPLETE as the status (PoCL 7.0) */
+    DM_FAILED_DROP,          /* never called (PoCL 3.1-6.0, rusticl) */
 };
 
 /* The driver's own clWaitForEvents and clFinish. */

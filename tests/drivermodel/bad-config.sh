@@ -24,7 +24,7 @@ check "pocl7,callback_delay_us=abc" "callback_delay_us=abc: not a whole number i
 check "callback_delay_us=-1" "callback_delay_us=-1: not a whole number in range"
 check "wait=spinblock" "wait=spinblock: must be block, spin, yield or spinblock:N"
 check "wait=spinblock:0" "wait=spinblock:0: must be block"
-check "failed=maybe" "failed=maybe: must be real, fire or drop"
+check "failed=maybe" "failed=maybe: must be real, fire, fire_complete or drop"
 check "device=fpga" "device=fpga: must be real or timer"
 check "nvidia,spin=1" "unknown parameter 'spin'"
 check "nvidia,pocl7" "'pocl7': expected name=value"

@@ -10,7 +10,9 @@
  * block less than a tenth), never timed to a bound.
  *
  *   dmcheck callback MIN_US      callbacks come no earlier than MIN_US, once each
- *   dmcheck failed fire|none     a failed command's callback is (not) called
+ *   dmcheck failed fire|fire_complete|none   a failed command's callback is
+ *                                called with the error, or with CL_COMPLETE
+ *                                (PoCL 7.0), or not at all
  *   dmcheck wait spin|yield|block|spinblock:US   the driver's own wait's CPU
  *   dmcheck stall US EVERY       every EVERY-th registration takes US or more
  *   dmcheck timer BUSY_NS        kernels on the timer device: GPU type, run
@@ -115,9 +117,12 @@ static int mode_callback(double min_us) {
 }
 
 /* A user event set to a negative status, and a marker behind it: with
- * `fire` each callback comes once with a negative status; with `none`
- * neither comes within a second. */
-static int mode_failed(bool fire) {
+ * `fire` each callback comes once with a negative status, with
+ * `fire_complete` once with CL_COMPLETE; with `none` neither comes within a
+ * second. */
+static int mode_failed(const char *how) {
+    bool fire = strncmp(how, "fire", 4) == 0;
+    bool as_complete = strcmp(how, "fire_complete") == 0;
     cl_event u = user_event(), m;
     CHECK(clEnqueueMarkerWithWaitList(h.queue, 1, &u, &m) == CL_SUCCESS, "marker");
     clFlush(h.queue);
@@ -138,8 +143,13 @@ static int mode_failed(bool fire) {
             CHECK(wait_called(&sm, 10e6), "failed marker's callback not called");
         sleep_us(50000);
         CHECK(su.calls == 1 && sm.calls <= 1, "calls %d and %d", su.calls, sm.calls);
-        CHECK(su.status == -5, "user event's callback status %d, not -5", su.status);
-        CHECK(st >= 0 || sm.status < 0, "marker's callback status %d", sm.status);
+        if (as_complete) {
+            CHECK(su.status == CL_COMPLETE && sm.status == CL_COMPLETE, "status %d %d", su.status,
+                  sm.status);
+        } else {
+            CHECK(su.status == -5, "user event's callback status %d, not -5", su.status);
+            CHECK(st >= 0 || sm.status < 0, "marker's callback status %d", sm.status);
+        }
     } else {
         sleep_us(1e6);
         CHECK(su.calls == 0 && sm.calls == 0, "calls %d and %d, expected none", su.calls, sm.calls);
@@ -308,7 +318,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "callback") && argc == 3)
         rc = mode_callback(atof(argv[2]));
     else if (!strcmp(argv[1], "failed") && argc == 3)
-        rc = mode_failed(!strcmp(argv[2], "fire"));
+        rc = mode_failed(argv[2]);
     else if (!strcmp(argv[1], "wait") && argc == 3)
         rc = mode_wait(argv[2]);
     else if (!strcmp(argv[1], "stall") && argc == 4)
