@@ -336,6 +336,8 @@ cl_int CL_API_CALL dm_set_event_callback(cl_event ev, cl_int type, dm_fn fn, voi
 
 cl_int CL_API_CALL dm_set_user_event_status(cl_event ev, cl_int status) {
     cl_int err = dm_next->clSetUserEventStatus(ev, status);
+    if (err == CL_SUCCESS && status < 0)
+        dm_device_failure_seen();
     if (err == CL_SUCCESS && status < 0 && dm_fires_failed()) {
         pthread_once(&started, start);
         pthread_mutex_lock(&lock);

@@ -28,8 +28,12 @@
 /* The busy kernel's result is the same for any count from this on. */
 #define BUSY_REAL_ITERS 64u
 /* A kernel that failed: PoCL 3.1 never calls its callback, so the timer
- * thread looks at pending kernels this often. */
+ * thread looks at pending kernels this often, and, after a user event was
+ * set to a failed status (the way a test fails a kernel), at once and then
+ * after each of these delays: PoCL may pass the failure on to the kernel
+ * some time later. */
 #define LOOK_NS 100000000ull
+static const uint64_t look_after_fail_ns[] = {1000000, 10000000};
 
 typedef struct kern {
     struct kern *next;
@@ -64,6 +68,8 @@ static gate *pending; /* gates whose kernel has not finished */
 static gate *owed;
 static gate **heap; /* finished, due at gate->due: a min-heap */
 static size_t nheap, capheap;
+static uint64_t look_at;
+static int look_step = -1; /* the next of look_after_fail_ns, -1: none */
 
 static kern *find_locked(cl_kernel k) {
     for (kern *e = kernels; e; e = e->next)
@@ -241,8 +247,8 @@ static void *timer(void *arg) {
     (void)arg;
     /* A device's interrupt is not rounded up by 50 us of timer slack. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    uint64_t look_at = dm_now_ns() + LOOK_NS;
     pthread_mutex_lock(&lock);
+    look_at = dm_now_ns() + LOOK_NS;
     for (;;) {
         uint64_t now = dm_now_ns();
         if (nheap && heap[0]->due <= now) {
@@ -267,7 +273,12 @@ static void *timer(void *arg) {
             pthread_mutex_unlock(&lock);
             look();
             pthread_mutex_lock(&lock);
-            look_at = dm_now_ns() + LOOK_NS;
+            if (look_step >= 0 && (size_t)look_step < sizeof look_after_fail_ns / sizeof(uint64_t))
+                look_at = dm_now_ns() + look_after_fail_ns[look_step++];
+            else {
+                look_step = -1;
+                look_at = dm_now_ns() + LOOK_NS;
+            }
             continue;
         }
         uint64_t until = nheap ? heap[0]->due : UINT64_MAX;
@@ -275,7 +286,6 @@ static void *timer(void *arg) {
             until = look_at;
         if (until == UINT64_MAX) {
             pthread_cond_wait(&wake, &lock);
-            look_at = dm_now_ns() + LOOK_NS;
         } else {
             struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
             pthread_cond_timedwait(&wake, &lock, &ts);
@@ -299,6 +309,17 @@ static void start(void) {
         abort();
     }
     pthread_attr_destroy(&a);
+}
+
+void dm_device_failure_seen(void) {
+    if (dm_cfg.device != DM_DEVICE_TIMER)
+        return;
+    pthread_once(&started, start);
+    pthread_mutex_lock(&lock);
+    look_at = dm_now_ns();
+    look_step = 0;
+    pthread_cond_signal(&wake);
+    pthread_mutex_unlock(&lock);
 }
 
 static cl_int CL_API_CALL enqueue_ndrange(cl_command_queue q, cl_kernel k, cl_uint dim,
@@ -343,6 +364,8 @@ static cl_int CL_API_CALL enqueue_ndrange(cl_command_queue q, cl_kernel k, cl_ui
     }
     pthread_once(&started, start);
     pthread_mutex_lock(&lock);
+    if (!pending && look_step < 0)
+        look_at = dm_now_ns() + LOOK_NS;
     g->next = pending;
     pending = g;
     pthread_mutex_unlock(&lock);

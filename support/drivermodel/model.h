@@ -79,5 +79,7 @@ DM_HIDDEN cl_int CL_API_CALL dm_finish(cl_command_queue q);
 
 /* device.c */
 DM_HIDDEN void dm_device_install(cl_icd_dispatch *d);
+/* A user event was set to a failed status: look at the pending kernels. */
+DM_HIDDEN void dm_device_failure_seen(void);
 
 #endif
