@@ -89,8 +89,9 @@ uint64_t cw__driver_lateness_ns(const cw__driver *d) {
                : 0;
 }
 
-bool cw__driver_late(const cw__driver *d) {
-    return cw__driver_lateness_ns(d) >= CW__LATE_NS;
+bool cw__driver_late(const cw__driver *d, uint64_t expected_ns) {
+    uint64_t l = cw__driver_lateness_ns(d);
+    return l >= CW__LATE_FLOOR_NS && l >= expected_ns >> CW__LATE_SHARE_SHIFT;
 }
 
 /* A moving estimate, 1/4 weight to the newest sample, as the wait estimate:
@@ -146,10 +147,12 @@ static void CL_CALLBACK probe_timely_fired(cl_event event, cl_int status, void *
     cw__driver *d = data;
     uint64_t now = cw_now_ns();
     atomic_store_explicit(&d->cb_ns, now, memory_order_relaxed);
-    /* The prober saw the marker finished at done_ns (or has not yet: then
-     * the callback came first, and is not late). */
+    /* The prober saw the marker finished at done_ns; or has not yet, and
+     * then the callback came first and is not late, unless the prober gave
+     * up seeing it finished (then nothing is known). */
     uint64_t done = atomic_load_explicit(&d->done_ns, memory_order_relaxed);
-    cw__driver_lateness_sample(d, done && now > done ? now - done : 0);
+    if (done || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE)
+        cw__driver_lateness_sample(d, done && now > done ? now - done : 0);
 }
 
 static cl_command_queue probe_queue(cl_context ctx, cl_event event) {
@@ -203,16 +206,23 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
     cl_int err;
     if (clGetEventInfo(event, CL_EVENT_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS || !ctx)
         goto out;
+    /* Two queues: in an in-order queue the failing marker would make every
+     * command after it fail too, and PoCL 3.1 asserted on releasing a
+     * command its failed successor still pointed at. */
     cl_command_queue q = probe_queue(ctx, event);
-    if (!q)
+    cl_command_queue q2 = q ? probe_queue(ctx, event) : NULL;
+    if (!q2) {
+        if (q)
+            clReleaseCommandQueue(q);
         goto out;
+    }
     cl_event gate_fail = clCreateUserEvent(ctx, &err);
     cl_event gate_ok = err == CL_SUCCESS ? clCreateUserEvent(ctx, &err) : NULL;
     cl_event failing = NULL, timely = NULL;
     if (err == CL_SUCCESS)
         err = clEnqueueMarkerWithWaitList(q, 1, &gate_fail, &failing);
     if (err == CL_SUCCESS)
-        err = clEnqueueMarkerWithWaitList(q, 1, &gate_ok, &timely);
+        err = clEnqueueMarkerWithWaitList(q2, 1, &gate_ok, &timely);
     bool failing_cb = err == CL_SUCCESS &&
                       clSetEventCallback(failing, CL_COMPLETE, probe_failed_fired, d) == CL_SUCCESS;
     bool timely_cb = err == CL_SUCCESS &&
@@ -221,9 +231,10 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
         clSetUserEventStatus(gate_fail, -1);
     if (gate_ok)
         clSetUserEventStatus(gate_ok, CL_COMPLETE);
-    /* Releasing the queue flushes it (rusticl submits nothing before a
+    /* Releasing a queue flushes it (rusticl submits nothing before a
      * flush); the driver keeps it until its commands are done. */
     clReleaseCommandQueue(q);
+    clReleaseCommandQueue(q2);
     uint64_t start = cw_now_ns(), now = start;
     bool timely_done = !timely_cb, failing_done = !failing;
     while (!(timely_done && failing_done) && now - start < CW__PROBE_SPIN_NS) {
@@ -274,7 +285,7 @@ void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint
             ++*fire;
         else if (atomic_load_explicit(&d->failed_seen, memory_order_relaxed))
             ++*silent;
-        if (cw__driver_late(d))
+        if (cw__driver_late(d, 0))
             ++*late;
         uint64_t l = cw__driver_lateness_ns(d);
         if (l > *lateness_ns)

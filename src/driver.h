@@ -14,9 +14,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A callback that comes at least this long after its command finished is
- * late: below it a callback wait costs less than polling would. */
-#define CW__LATE_NS 1000000u
+/* A platform's callbacks are late, for a wait expected to last E ns, when
+ * they come at least CW__LATE_FLOOR_NS after their command and at least
+ * E >> CW__LATE_SHARE_SHIFT (1/32 of E): then waiting for the callback
+ * would add more than about 3% to the wait. Below the floor a wake-up by
+ * the callback costs less than polling would (PoCL's own come within a few
+ * µs). */
+#define CW__LATE_FLOOR_NS 50000u
+#define CW__LATE_SHARE_SHIFT 5u
 
 /* What is known of one platform. Static storage, never freed: a callback
  * of the probe may touch it at any time. */
@@ -49,10 +54,10 @@ void cw__driver_probe(cw__driver *d, cl_event event);
  * false). Once true, true for good. */
 bool cw__driver_failed_fire(const cw__driver *d);
 
-/* The learned callback lateness, ns (NULL: 0), and whether it is late
- * (at least CW__LATE_NS). */
+/* The learned callback lateness, ns (NULL: 0), and whether it is late for
+ * a wait expected to last `expected_ns` (0: unknown, the floor alone). */
 uint64_t cw__driver_lateness_ns(const cw__driver *d);
-bool cw__driver_late(const cw__driver *d);
+bool cw__driver_late(const cw__driver *d, uint64_t expected_ns);
 
 /* One measured lateness: a callback landed `ns` after its command was seen
  * finished (0: before, or with, the status read that saw it). */

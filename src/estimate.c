@@ -164,6 +164,10 @@ static unsigned host_units(uintptr_t key) {
     return units;
 }
 
+unsigned cw__estimate_host_cpus(uintptr_t key) {
+    return host_units(key);
+}
+
 /* Auto: the spin budget for this wait, or 0 to park at once (cooperative).
  * Spinning pays only when the thread that will signal has a CPU of its own,
  * and only for about as long as the wait is expected to last. */

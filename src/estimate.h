@@ -23,6 +23,11 @@ uint64_t cw__estimate_of(cl_event event);
 /* The expected wait on the queue of `key` in ns; 0 when there is none yet. */
 uint64_t cw__estimate_get(uintptr_t key);
 
+/* How many host CPUs auto counts as taken by the device of the queue of
+ * `key` (a CPU device's compute units; 0 for a GPU or any other device;
+ * UINT_MAX when it cannot be told), as its spare-CPU rule does. */
+unsigned cw__estimate_host_cpus(uintptr_t key);
+
 /* Feed the time a completed wait took on that queue. */
 void cw__estimate_put(uintptr_t key, uint64_t ns);
 

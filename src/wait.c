@@ -347,11 +347,12 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
     return rc == CW_OK ? cw__status_verdict(*cl_status) : rc;
 }
 
-/* Auto's hybrid wait wakes this share of the expected wait before its end
- * (at most a spin's length), and past it polls with delays of at most this
- * share (>> shift) of the time waited so far: finer than backoff-poll's,
- * since it waits so on drivers whose callbacks come too late to wait for. */
-#define HYBRID_EARLY_SHIFT 4u
+/* Past the expected end auto's hybrid wait polls with delays of at most the
+ * time waited so far >> this (1/16): finer than backoff-poll's, since it
+ * waits so on drivers whose callbacks come too late to wait for. Delays
+ * shorter than BACKOFF_FLOOR_NS it spins on the completion rather than
+ * parks: a park that short overshoots by about as much as it sleeps, and
+ * such a driver's own wait spins (docs/design.md, "Late callbacks"). */
 #define HYBRID_OVERSHOOT_SHIFT 4u
 
 /*
@@ -375,10 +376,7 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
         return rc;
     }
     cw__stat_add(CW__STAT_HYBRID, 1);
-    uint64_t early = p->expected_ns >> HYBRID_EARLY_SHIFT;
-    if (early > CW__MICRODELAY_SPIN_NS)
-        early = CW__MICRODELAY_SPIN_NS;
-    poll_steps s = poll_steps_of(p, early, HYBRID_OVERSHOOT_SHIFT);
+    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, HYBRID_OVERSHOOT_SHIFT);
     slack_guard slack = slack_lower();
     uint64_t polls = 0, sleeps = 0;
     bool seen_first = false;
@@ -416,7 +414,7 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
             break;
         }
         uint64_t d = poll_steps_next(&s, now, deadline);
-        if (d <= CW__MICRODELAY_SPIN_NS) {
+        if (d < BACKOFF_FLOOR_NS) {
             spin_until(c, now + d);
         } else {
             ++sleeps;
@@ -473,7 +471,7 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
     case CW__CALLBACK:
     default:
         /* Its leave forgets a finished event. */
-        if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver))
+        if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver, p->expected_ns))
             rc = wait_hybrid(event, p, cl_status);
         else
             rc = wait_callback(event, p, cl_status);
