@@ -395,15 +395,22 @@ int cw__table_join(cl_event event, cw__completion *c, unsigned how, cl_int *cl_e
     return rc;
 }
 
-static void unsubscribe(cl_event event, cw__completion *c) {
+/* Under table_lock: take `c`'s token off the event's record; returns the
+ * record (NULL: none). */
+static record *unsubscribe_locked(cl_event event, const cw__completion *c) {
     uintptr_t token = cw__completion_token(c);
-    cw__spinlock_lock(&table_lock);
     record *r = *find(event);
     for (uint32_t i = 0; r && i < r->nsubs; ++i)
         if (r->subs[i] == token) {
             r->subs[i] = r->subs[--r->nsubs];
             break;
         }
+    return r;
+}
+
+static void unsubscribe(cl_event event, cw__completion *c) {
+    cw__spinlock_lock(&table_lock);
+    unsubscribe_locked(event, c);
     cw__spinlock_unlock(&table_lock);
 }
 
@@ -416,15 +423,9 @@ bool cw__table_leave(cl_event event, cw__completion *c, bool finished) {
 }
 
 bool cw__table_leave_seen(cl_event event, cw__completion *c, uint64_t seen_ns, cw__driver *d) {
-    uintptr_t token = cw__completion_token(c);
     bool kept = false;
     cw__spinlock_lock(&table_lock);
-    record *r = *find(event);
-    for (uint32_t i = 0; r && i < r->nsubs; ++i)
-        if (r->subs[i] == token) {
-            r->subs[i] = r->subs[--r->nsubs];
-            break;
-        }
+    record *r = unsubscribe_locked(event, c);
     if (r && !r->done && d) {
         r->measure = d;
         r->seen_ns = seen_ns;

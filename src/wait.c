@@ -210,12 +210,18 @@ static bool yield_a_little(cw__completion *c) {
     return signalled;
 }
 
-/* Join `c` to the event's callback, as wait_callback and wait_hybrid do. */
-static int join_for(cl_event event, cw__plan *p, cw__completion *c, cl_int *cl_status) {
+/* Take a completion of the row's kind and join it to the event's callback,
+ * as wait_callback and wait_hybrid do; on error nothing is held. */
+static int acquire_and_join(cl_event event, cw__plan *p, cw__completion **c, cl_int *cl_status) {
+    int rc = cw__completion_acquire(p->row->kind, c);
+    if (rc != CW_OK)
+        return rc;
     unsigned how = CW__JOIN_SWEEP;
     if ((p->flags & CW_WAIT_OWN_CALLBACK) && p->deadline_ns == CW_DEADLINE_NONE)
         how |= CW__JOIN_OWN;
-    return cw__table_join(event, c, how, cl_status);
+    if ((rc = cw__table_join(event, *c, how, cl_status)) != CW_OK)
+        cw__table_leave(event, *c, false);
+    return rc;
 }
 
 /*
@@ -265,13 +271,9 @@ static int timeout_or_finished(cl_event event, bool signalled, cl_int *cl_status
 static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
     uint64_t deadline = p->deadline_ns;
     cw__completion *c;
-    int rc = cw__completion_acquire(p->row->kind, &c);
+    int rc = acquire_and_join(event, p, &c, cl_status);
     if (rc != CW_OK)
         return rc;
-    if ((rc = join_for(event, p, c, cl_status)) != CW_OK) {
-        cw__table_leave(event, c, false);
-        return rc;
-    }
     /* One clock read after each step, shared by the decisions that follow
      * it: a stale `now` only errs towards parking with a deadline that has
      * passed, which returns at once. */
@@ -368,13 +370,9 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
 static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     uint64_t deadline = p->deadline_ns;
     cw__completion *c;
-    int rc = cw__completion_acquire(p->row->kind, &c);
+    int rc = acquire_and_join(event, p, &c, cl_status);
     if (rc != CW_OK)
         return rc;
-    if ((rc = join_for(event, p, c, cl_status)) != CW_OK) {
-        cw__table_leave(event, c, false);
-        return rc;
-    }
     cw__stat_add(CW__STAT_HYBRID, 1);
     poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, HYBRID_OVERSHOOT_SHIFT);
     slack_guard slack = slack_lower();

@@ -62,7 +62,7 @@ typedef struct cw_stats_auto {
      * of them, those whose failed commands were seen to fire their
      * CL_COMPLETE callbacks, those whose probe saw a failed command and no
      * callback (so far), and those whose callbacks come late (at least
-     * 1 ms after the command, as learned). */
+     * 50 µs after the command, as learned). */
     uint64_t platforms_probed;
     uint64_t platforms_failed_fire;
     uint64_t platforms_failed_silent;
