@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Layer 6.0: what the driver does, per platform: the probe, and callback lateness. */
+#ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue, for 1.2 drivers too */
+#endif
 #include "driver.h"
 #include "base.h"
 #include "relax.h"
