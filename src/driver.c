@@ -92,6 +92,10 @@ uint64_t cw__driver_lateness_ns(const cw__driver *d) {
                : 0;
 }
 
+bool cw__driver_lateness_known(const cw__driver *d) {
+    return d && atomic_load_explicit(&d->samples, memory_order_relaxed);
+}
+
 bool cw__driver_late(const cw__driver *d, uint64_t expected_ns) {
     uint64_t l = cw__driver_lateness_ns(d);
     return l >= CW__LATE_FLOOR_NS && l >= expected_ns >> CW__LATE_SHARE_SHIFT;

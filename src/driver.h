@@ -58,6 +58,8 @@ bool cw__driver_failed_fire(const cw__driver *d);
  * a wait expected to last `expected_ns` (0: unknown, the floor alone). */
 uint64_t cw__driver_lateness_ns(const cw__driver *d);
 bool cw__driver_late(const cw__driver *d, uint64_t expected_ns);
+/* Whether any lateness sample was taken (NULL: false). */
+bool cw__driver_lateness_known(const cw__driver *d);
 
 /* One measured lateness: a callback landed `ns` after its command was seen
  * finished (0: before, or with, the status read that saw it). */

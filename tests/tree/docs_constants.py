@@ -153,6 +153,9 @@ OTHER = [
     ("docs/design.md", "it spins up to {n} on the second marker's status", "CW__PROBE_SPIN_NS"),
     ("docs/design.md", "capped here at 1/{n} of the time waited so far", "hybrid_overshoot_share"),
     ("docs/design.md", "spun when shorter than {n}, parked", "BACKOFF_FLOOR_NS"),
+    ("docs/design.md", "a parked auto wait expected to last at most {n} reads the status half way",
+     "PEEK_MAX_NS"),
+    ("docs/design.md", "then on one wait in {n} per thread", "PEEK_EVERY"),
     ("docs/design.md", "`platforms_late` (lateness of at least {n})", "CW__LATE_FLOOR_NS"),
     ("docs/cw-run.md", "after its check interval ({n} by default) and then every {n} that",
      "check_first_ns CW_CHECK_INTERVAL_GROWTH"),
@@ -171,6 +174,8 @@ FROM_SOURCE = {
     "pool_completions": ("src/completion.c", ["CHUNK_SLOTS", "MAX_CHUNKS"]),
     "CW__PROBE_SPIN_NS": ("src/driver.c", ["CW__PROBE_SPIN_NS"]),
     "HYBRID_OVERSHOOT_SHIFT": ("src/wait.c", ["HYBRID_OVERSHOOT_SHIFT"]),
+    "PEEK_MAX_NS": ("src/wait.c", ["PEEK_MAX_NS"]),
+    "PEEK_EVERY": ("src/wait.c", ["PEEK_EVERY"]),
 }
 
 # Values computed from the others.
