@@ -24,6 +24,7 @@ struct cw__driver {
     _Atomic int probe;                /* PROBE_* */
     _Atomic bool fire;                /* a failed command's callback was seen */
     _Atomic bool failed_seen;         /* the probe saw its gated marker fail */
+    _Atomic bool failed_called;       /* that marker's callback ran */
     _Atomic uint64_t lateness_ns;     /* moving estimate; valid once samples > 0 */
     _Atomic uint64_t samples;
     _Atomic uint64_t done_ns; /* the probe: when its second marker was seen finished; 0 not yet */
@@ -142,10 +143,16 @@ void cw__driver_measure_cancel(cw__driver *d) {
  */
 static void CL_CALLBACK probe_failed_fired(cl_event event, cl_int status, void *data) {
     (void)event;
-    /* Only a negative status proves the point: a driver that ran the
-     * marker in spite of its failed gate would report CL_COMPLETE. */
-    if (status < 0)
-        atomic_store_explicit(&((cw__driver *)data)->fire, true, memory_order_relaxed);
+    cw__driver *d = data;
+    /* A negative status proves the point by itself. PoCL 7 calls a failed
+     * command's callback with CL_COMPLETE as the status, which a driver
+     * that ran the marker in spite of its failed gate would pass too: then
+     * only the marker's status, seen negative by the prober, proves it.
+     * Sequentially consistent: of this store and the prober's, the later
+     * side sees the other's (fire_if_both). */
+    atomic_store(&d->failed_called, true);
+    if (status < 0 || atomic_load(&d->failed_seen))
+        atomic_store_explicit(&d->fire, true, memory_order_relaxed);
 }
 
 static void CL_CALLBACK probe_timely_fired(cl_event event, cl_int status, void *data) {
@@ -195,7 +202,11 @@ static cl_command_queue probe_queue(cl_context ctx, cl_event event) {
  * driver, and the one it meets most (a failed command makes its dependents
  * fail this way); PoCL delivers every failed event's callbacks through one
  * path (pocl_update_event_failed, which PoCL 7 made fire CL_COMPLETE), so
- * a driver that fires here fires for any failed command. The marker goes
+ * a driver that fires here fires for any failed command. The callback
+ * counts when it reports a negative status, or when the prober saw the
+ * marker's status negative (PoCL 7 passes CL_COMPLETE to it); a probe that
+ * did not see the marker fail within its spin learns nothing from a
+ * callback with CL_COMPLETE, and the checks stay on. The marker goes
  * on a queue of cw's own, never the program's: on PoCL a failed command in
  * an in-order queue makes every later command in it fail too (tried).
  *
@@ -260,8 +271,11 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
                 CL_SUCCESS &&
             st <= CL_COMPLETE) {
             failing_done = true;
-            if (st < 0)
-                atomic_store_explicit(&d->failed_seen, true, memory_order_relaxed);
+            if (st < 0) {
+                atomic_store(&d->failed_seen, true);
+                if (atomic_load(&d->failed_called))
+                    atomic_store_explicit(&d->fire, true, memory_order_relaxed);
+            }
         }
         cw__relax();
         now = cw_now_ns();

@@ -66,7 +66,7 @@ static inline unsigned wait_completions(void) {
  * makes the driver do, for the tests whose expectations depend on it: its
  * delay of every callback, in µs (the nvidia preset's 20 ms, or
  * callback_delay_us), and whether it fires failed commands' callbacks (the
- * pocl7 preset, or failed=fire). Unchanged PoCL or rusticl: 0 and false. */
+ * pocl7 preset, or failed=fire or fire_complete). Unchanged PoCL or rusticl: 0 and false. */
 static inline long model_callback_delay_us(void) {
     const char *m = getenv("CW_DRIVER_MODEL");
     const char *d = m ? strstr(m, "callback_delay_us=") : NULL;
@@ -81,7 +81,9 @@ static inline long model_callback_delay_us(void) {
 
 static inline bool model_fires_failed(void) {
     const char *m = getenv("CW_DRIVER_MODEL");
-    return m && (strncmp(m, "pocl7", 5) == 0 || strstr(m, "failed=fire"));
+    if (!m || strstr(m, "failed=drop") || strstr(m, "failed=real"))
+        return false;
+    return strncmp(m, "pocl7", 5) == 0 || strstr(m, "failed=fire"); /* fire_complete too */
 }
 
 /* A fresh user event of the fixture's context. */

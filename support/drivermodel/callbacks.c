@@ -58,6 +58,10 @@ static uint64_t scan_fail_at;
 static int scan_fail_step = -1;
 static atomic_ulong registrations;
 
+static bool dm_fires_failed(void) {
+    return dm_cfg.failed == DM_FAILED_FIRE || dm_cfg.failed == DM_FAILED_FIRE_COMPLETE;
+}
+
 static bool before(const rec *a, const rec *b) {
     return a->due < b->due || (a->due == b->due && a->seq < b->seq);
 }
@@ -122,7 +126,9 @@ static void unref_locked(rec *r, int n) {
 /* The final status is known: schedule the call. Under the lock. */
 static void claim_locked(rec *r, cl_int status) {
     r->claimed = true;
-    r->status = status;
+    /* PoCL 7.0 calls a failed command's CL_COMPLETE callback with the
+     * status it was registered for, not the error. */
+    r->status = status < 0 && dm_cfg.failed == DM_FAILED_FIRE_COMPLETE ? CL_COMPLETE : status;
     if (r->watched) {
         r->watched = false;
         --nwatched;
@@ -295,7 +301,7 @@ cl_int CL_API_CALL dm_set_event_callback(cl_event ev, cl_int type, dm_fn fn, voi
     r->prev = live.prev;
     live.prev->next = r;
     live.prev = r;
-    if (dm_cfg.failed == DM_FAILED_FIRE) {
+    if (dm_fires_failed()) {
         r->watched = true;
         ++nwatched;
     }
@@ -312,7 +318,7 @@ cl_int CL_API_CALL dm_set_event_callback(cl_event ev, cl_int type, dm_fn fn, voi
         dm_next->clReleaseEvent(ev);
         return err;
     }
-    if (dm_cfg.failed == DM_FAILED_FIRE) {
+    if (dm_fires_failed()) {
         /* Registered on an event that had already failed: the driver below
          * may never call, so look now. */
         cl_int st = CL_COMPLETE;
@@ -330,7 +336,9 @@ cl_int CL_API_CALL dm_set_event_callback(cl_event ev, cl_int type, dm_fn fn, voi
 
 cl_int CL_API_CALL dm_set_user_event_status(cl_event ev, cl_int status) {
     cl_int err = dm_next->clSetUserEventStatus(ev, status);
-    if (err == CL_SUCCESS && status < 0 && dm_cfg.failed == DM_FAILED_FIRE) {
+    if (err == CL_SUCCESS && status < 0)
+        dm_device_failure_seen();
+    if (err == CL_SUCCESS && status < 0 && dm_fires_failed()) {
         pthread_once(&started, start);
         pthread_mutex_lock(&lock);
         scan_fail_step = 0;

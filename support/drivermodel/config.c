@@ -19,7 +19,7 @@ static const struct {
     const char *params;
 } presets[] = {
     {"pocl3", ""},
-    {"pocl7", "failed=fire,callback_delay_us=100"},
+    {"pocl7", "failed=fire_complete,callback_delay_us=100"},
     {"nvidia", "wait=spin,callback_delay_us=20000,device=timer"},
     {"neo", "wait=yield,stall_us=5000,stall_every=64"},
     {"rocm", "wait=spinblock:200,device=timer"},
@@ -87,10 +87,12 @@ static int set_param(dm_config *c, const char *name, const char *value, char *ms
             c->failed = DM_FAILED_REAL;
         else if (!strcmp(value, "fire"))
             c->failed = DM_FAILED_FIRE;
+        else if (!strcmp(value, "fire_complete"))
+            c->failed = DM_FAILED_FIRE_COMPLETE;
         else if (!strcmp(value, "drop"))
             c->failed = DM_FAILED_DROP;
         else {
-            snprintf(msg, msglen, "failed=%s: must be real, fire or drop", value);
+            snprintf(msg, msglen, "failed=%s: must be real, fire, fire_complete or drop", value);
             return -1;
         }
         return 0;
@@ -192,7 +194,7 @@ bool dm_config_wraps_callbacks(const dm_config *c) {
 }
 
 void dm_config_describe(const dm_config *c, char *buf, size_t len) {
-    static const char *const failed[] = {"real", "fire", "drop"};
+    static const char *const failed[] = {"real", "fire", "fire_complete", "drop"};
     static const char *const wait[] = {"block", "spin", "yield", "spinblock"};
     char spin[32] = "";
     if (c->wait == DM_WAIT_SPINBLOCK)

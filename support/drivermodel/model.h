@@ -16,9 +16,10 @@
 
 /* What CL_COMPLETE callbacks of failed commands (negative status) do. */
 enum dm_failed {
-    DM_FAILED_REAL, /* whatever the driver below does */
-    DM_FAILED_FIRE, /* the model fires them (the specification, PoCL 7) */
-    DM_FAILED_DROP, /* never called (PoCL 3.1-6.0, rusticl) */
+    DM_FAILED_REAL,          /* whatever the driver below does */
+    DM_FAILED_FIRE,          /* the model fires them with the error status (the specification) */
+    DM_FAILED_FIRE_COMPLETE, /* fires them with CL_COMPLETE as the status (PoCL 7.0) */
+    DM_FAILED_DROP,          /* never called (PoCL 3.1-6.0, rusticl) */
 };
 
 /* The driver's own clWaitForEvents and clFinish. */
@@ -78,5 +79,7 @@ DM_HIDDEN cl_int CL_API_CALL dm_finish(cl_command_queue q);
 
 /* device.c */
 DM_HIDDEN void dm_device_install(cl_icd_dispatch *d);
+/* A user event was set to a failed status: look at the pending kernels. */
+DM_HIDDEN void dm_device_failure_seen(void);
 
 #endif

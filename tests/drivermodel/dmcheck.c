@@ -5,12 +5,14 @@
  * CW_DRIVER_MODEL that sets it (tests/CMakeLists.txt). Behaviour only: a
  * callback no earlier than the delay, a failed command's callback fired or
  * not, a spinning wait that burns the CPU and a blocking one that does not,
- * a device whose kernels take time but no host CPU. CPU figures are
- * compared loosely (a spin costs more than a third of its wall time, a
- * block less than a tenth), never timed to a bound.
+ * a device whose kernels take time but no host CPU. Figures are compared
+ * loosely (a spinning thread runnable more than half of its wait, a
+ * blocked one less than a tenth), never timed to a bound.
  *
  *   dmcheck callback MIN_US      callbacks come no earlier than MIN_US, once each
- *   dmcheck failed fire|none     a failed command's callback is (not) called
+ *   dmcheck failed fire|fire_complete|none   a failed command's callback is
+ *                                called with the error, or with CL_COMPLETE
+ *                                (PoCL 7.0), or not at all
  *   dmcheck wait spin|yield|block|spinblock:US   the driver's own wait's CPU
  *   dmcheck stall US EVERY       every EVERY-th registration takes US or more
  *   dmcheck timer BUSY_NS        kernels on the timer device: GPU type, run
@@ -44,11 +46,25 @@ static double now_us(void) {
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-__attribute__((unused)) static double cpu_us(int who) {
+static double cpu_us(int who) {
     struct rusage ru;
     getrusage(who, &ru);
     return ru.ru_utime.tv_sec * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1e6 +
            ru.ru_stime.tv_usec;
+}
+
+/* The calling thread's time on a CPU or waiting for one (Linux schedstat),
+ * in us; its CPU time where schedstat is missing. A spinning thread is
+ * runnable all the time however loaded the machine is, and a blocked one
+ * is not, so this tells a spin from a block where CPU time, on a machine
+ * whose cores are taken, may not. */
+static double runnable_us(void) {
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run = 0, wait = 0;
+    bool ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
+    if (f)
+        fclose(f);
+    return ok ? (run + wait) / 1e3 : cpu_us(RUSAGE_THREAD);
 }
 
 static void sleep_us(double us) {
@@ -115,9 +131,12 @@ static int mode_callback(double min_us) {
 }
 
 /* A user event set to a negative status, and a marker behind it: with
- * `fire` each callback comes once with a negative status; with `none`
- * neither comes within a second. */
-static int mode_failed(bool fire) {
+ * `fire` each callback comes once with a negative status, with
+ * `fire_complete` once with CL_COMPLETE; with `none` neither comes within a
+ * second. */
+static int mode_failed(const char *how) {
+    bool fire = strncmp(how, "fire", 4) == 0;
+    bool as_complete = strcmp(how, "fire_complete") == 0;
     cl_event u = user_event(), m;
     CHECK(clEnqueueMarkerWithWaitList(h.queue, 1, &u, &m) == CL_SUCCESS, "marker");
     clFlush(h.queue);
@@ -138,8 +157,13 @@ static int mode_failed(bool fire) {
             CHECK(wait_called(&sm, 10e6), "failed marker's callback not called");
         sleep_us(50000);
         CHECK(su.calls == 1 && sm.calls <= 1, "calls %d and %d", su.calls, sm.calls);
-        CHECK(su.status == -5, "user event's callback status %d, not -5", su.status);
-        CHECK(st >= 0 || sm.status < 0, "marker's callback status %d", sm.status);
+        if (as_complete) {
+            CHECK(su.status == CL_COMPLETE && sm.status == CL_COMPLETE, "status %d %d", su.status,
+                  sm.status);
+        } else {
+            CHECK(su.status == -5, "user event's callback status %d, not -5", su.status);
+            CHECK(st >= 0 || sm.status < 0, "marker's callback status %d", sm.status);
+        }
     } else {
         sleep_us(1e6);
         CHECK(su.calls == 0 && sm.calls == 0, "calls %d and %d, expected none", su.calls, sm.calls);
@@ -148,6 +172,155 @@ static int mode_failed(bool fire) {
            sm.calls, sm.status);
     clReleaseEvent(u);
     clReleaseEvent(m);
+    return 0;
+}
+
+typedef struct later {
+    cl_event ev;
+    double after_us;
+} later;
+
+static void *complete_later(void *arg) {
+    later *l = arg;
+    sleep_us(l->after_us);
+    clSetUserEventStatus(l->ev, CL_COMPLETE);
+    return NULL;
+}
+
+/* The driver's own wait for a command that takes wall time and no CPU (a
+ * marker behind a user event another thread completes 300 ms later), with
+ * clWaitForEvents or clFinish: the waiting thread's CPU and runnable time
+ * and the wait's wall time, in us. */
+static void one_wait(bool finish, double *cpu, double *runnable, double *wall) {
+    later l = {user_event(), 300000};
+    cl_event m;
+    CHECK(clEnqueueMarkerWithWaitList(h.queue, 1, &l.ev, &m) == CL_SUCCESS, "marker");
+    pthread_t t;
+    pthread_create(&t, NULL, complete_later, &l);
+    double c0 = cpu_us(RUSAGE_THREAD), r0 = runnable_us(), t0 = now_us();
+    cl_int err = finish ? clFinish(h.queue) : clWaitForEvents(1, &m);
+    *wall = now_us() - t0;
+    *cpu = cpu_us(RUSAGE_THREAD) - c0;
+    *runnable = runnable_us() - r0;
+    CHECK(err == CL_SUCCESS, "wait: %d", err);
+    pthread_join(t, NULL);
+    cl_int st = 1;
+    clGetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    CHECK(st == CL_COMPLETE, "returned before the command completed (status %d)", st);
+    clReleaseEvent(m);
+    clReleaseEvent(l.ev);
+}
+
+static int mode_wait(const char *how) {
+    for (int finish = 0; finish < 2; ++finish) {
+        double cpu, run, wall;
+        one_wait(finish, &cpu, &run, &wall);
+        const char *what = finish ? "clFinish" : "clWaitForEvents";
+        printf("wait: %s (%s) took %.0f us wall; the waiting thread %.0f us on a CPU, %.0f us "
+               "runnable\n",
+               what, how, wall, cpu, run);
+        if (!strcmp(how, "spin") || !strcmp(how, "yield"))
+            CHECK(run >= wall / 2, "%s: a polling wait that was not runnable throughout", what);
+        else if (!strcmp(how, "block"))
+            CHECK(run <= wall / 10, "%s: a blocking wait that kept running", what);
+        else if (!strncmp(how, "spinblock:", 10)) {
+            double spin = atof(how + 10);
+            CHECK(run >= (spin < wall ? spin : wall) / 2, "%s: did not spin first", what);
+            CHECK(run <= spin + wall / 10, "%s: did not block after the spin", what);
+        } else
+            CHECK(0, "unknown wait '%s'", how);
+    }
+    return 0;
+}
+
+/* Registrations each timed: every `every`-th of the process takes at least
+ * `us`. */
+static int mode_stall(double us, int every) {
+    cl_event u = user_event();
+    static seen s[64];
+    int n = 2 * every;
+    CHECK(n <= 64, "at most 32 for EVERY");
+    int stalled = 0;
+    for (int i = 0; i < n; ++i) {
+        double t0 = now_us();
+        CHECK(clSetEventCallback(u, CL_COMPLETE, on_event, &s[i]) == CL_SUCCESS, "callback");
+        double took = now_us() - t0;
+        if ((i + 1) % every == 0) {
+            printf("stall: registration %d took %.0f us\n", i + 1, took);
+            CHECK(took >= us, "registration %d took %.0f us, not %.0f or more", i + 1, took, us);
+            ++stalled;
+        }
+    }
+    CHECK(clSetUserEventStatus(u, CL_COMPLETE) == CL_SUCCESS, "set status");
+    for (int i = 0; i < n; ++i)
+        CHECK(wait_called(&s[i], 10e6), "callback %d not called", i);
+    clReleaseEvent(u);
+    CHECK(stalled == 2, "%d stalls", stalled);
+    return 0;
+}
+
+/* The timer device: a GPU by its type; a 300 ms busy kernel's wall time
+ * passes without the process's CPU; results right; a kernel behind a
+ * failed event fails rather than hanging. */
+static int mode_timer(double busy_ns) {
+    cl_device_type type = 0;
+    clGetDeviceInfo(h.device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    CHECK(type == CL_DEVICE_TYPE_GPU, "device type %#lx, not CL_DEVICE_TYPE_GPU",
+          (unsigned long)type);
+    cl_uint ngpu = 0;
+    cl_device_id dev;
+    CHECK(clGetDeviceIDs(h.platform, CL_DEVICE_TYPE_GPU, 1, &dev, &ngpu) == CL_SUCCESS && ngpu,
+          "no GPU device listed");
+    cwh_busy b;
+    CHECK(cwh_busy_init(&h, &b, 4096) == CL_SUCCESS, "busy init");
+    /* The first launch builds the kernel (PoCL compiles at the first
+     * enqueue): that time is the driver's, not the device's. */
+    cl_event e;
+    CHECK(cwh_busy_enqueue(&h, &b, 64, 0, NULL, &e) == CL_SUCCESS, "busy");
+    CHECK(clWaitForEvents(1, &e) == CL_SUCCESS, "wait");
+    clReleaseEvent(e);
+    double want_us = 300000;
+    cl_uint iters = (cl_uint)(want_us * 1000 / busy_ns);
+    double c0 = cpu_us(RUSAGE_SELF), t0 = now_us();
+    CHECK(cwh_busy_enqueue(&h, &b, iters, 0, NULL, &e) == CL_SUCCESS, "busy");
+    clFlush(h.queue);
+    CHECK(clWaitForEvents(1, &e) == CL_SUCCESS, "wait");
+    double wall = now_us() - t0, cpu = cpu_us(RUSAGE_SELF) - c0;
+    clReleaseEvent(e);
+    printf("timer: busy kernel of %u iterations took %.0f us wall, %.0f us CPU of the process\n",
+           iters, wall, cpu);
+    CHECK(wall >= want_us, "ran %.0f us, shorter than its %.0f us", wall, want_us);
+    CHECK(cpu <= wall / 10, "the device used the host's CPU");
+    size_t bad = 1;
+    CHECK(cwh_busy_check(&h, &b, &bad) == CL_SUCCESS && bad == 0, "%zu wrong results", bad);
+    cwh_busy_free(&b);
+    /* Three latency launches: each runs for real (the counter says so). */
+    cwh_latency l;
+    CHECK(cwh_latency_init(&h, &l) == CL_SUCCESS, "latency init");
+    for (int i = 0; i < 3; ++i)
+        CHECK(cwh_latency_enqueue(&h, &l, 0, NULL, NULL) == CL_SUCCESS, "latency");
+    CHECK(clFinish(h.queue) == CL_SUCCESS, "finish");
+    CHECK(cwh_latency_check(&h, &l, 3, &bad) == CL_SUCCESS && bad == 0, "counter wrong");
+    /* Behind a failed event: fails, within the hang guard. */
+    cl_event u = user_event();
+    CHECK(cwh_latency_enqueue(&h, &l, 1, &u, &e) == CL_SUCCESS, "latency");
+    clFlush(h.queue);
+    double failed_at = now_us();
+    CHECK(clSetUserEventStatus(u, -5) == CL_SUCCESS, "set status");
+    cl_int st = 1;
+    double until = now_us() + 10e6;
+    while (now_us() < until) {
+        clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+        if (st <= CL_COMPLETE)
+            break;
+        sleep_us(1000);
+    }
+    printf("timer: kernel behind a failed event has status %d, %.0f us after the failure\n", st,
+           now_us() - failed_at);
+    CHECK(st < 0, "status %d, not failed", st);
+    clReleaseEvent(e);
+    clReleaseEvent(u);
+    cwh_latency_free(&l);
     return 0;
 }
 
@@ -163,7 +336,13 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "callback") && argc == 3)
         rc = mode_callback(atof(argv[2]));
     else if (!strcmp(argv[1], "failed") && argc == 3)
-        rc = mode_failed(!strcmp(argv[2], "fire"));
+        rc = mode_failed(argv[2]);
+    else if (!strcmp(argv[1], "wait") && argc == 3)
+        rc = mode_wait(argv[2]);
+    else if (!strcmp(argv[1], "stall") && argc == 4)
+        rc = mode_stall(atof(argv[2]), atoi(argv[3]));
+    else if (!strcmp(argv[1], "timer") && argc == 3)
+        rc = mode_timer(atof(argv[2]));
     else
         fprintf(stderr, "dmcheck: unknown mode\n");
     cwh_close(&h);
