@@ -16,8 +16,17 @@
  * and for auto the spin budget of this wait (0: park at once). */
 void cw__estimate_plan(cw__plan *p, cl_event event);
 
+/* The expected wait on the queue of `event` in ns (one OpenCL query); 0
+ * when there is none (yet, or a user event). */
+uint64_t cw__estimate_of(cl_event event);
+
 /* The expected wait on the queue of `key` in ns; 0 when there is none yet. */
 uint64_t cw__estimate_get(uintptr_t key);
+
+/* How many host CPUs auto counts as taken by the device of the queue of
+ * `key` (a CPU device's compute units; 0 for a GPU or any other device;
+ * UINT_MAX when it cannot be told), as its spare-CPU rule does. */
+unsigned cw__estimate_host_cpus(uintptr_t key);
 
 /* Feed the time a completed wait took on that queue. */
 void cw__estimate_put(uintptr_t key, uint64_t ns);

@@ -8,10 +8,13 @@
 #define CW_TEST_CLFIXTURE_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "clhost.h"
-#include "table.h"
 #include "completion.h"
+#include "driver.h"
+#include "table.h"
 
 static cwh host;
 
@@ -22,6 +25,15 @@ static int open_host(void **state) {
         fprintf(stderr, "OpenCL set-up failed: %s\n", msg);
         return -1;
     }
+    /* Probe the platform now, as the first callback wait would (driver.h),
+     * so that the tests that count callback registrations count their own
+     * only. */
+    cl_int err;
+    cl_event ev = clCreateUserEvent(host.context, &err);
+    if (err != CL_SUCCESS)
+        return -1;
+    cw__driver_probe(cw__driver_of(ev), ev);
+    clReleaseEvent(ev);
     return 0;
 }
 
@@ -48,6 +60,30 @@ static inline unsigned wait_completions(void) {
     /* Records first: counting them tears down the ones whose callback ran. */
     unsigned records = (unsigned)cw__table_records();
     return cw__completion_outstanding() - records;
+}
+
+/* What the driver model in force (CW_DRIVER_MODEL, support/drivermodel)
+ * makes the driver do, for the tests whose expectations depend on it: its
+ * delay of every callback, in µs (the nvidia preset's 20 ms, or
+ * callback_delay_us), and whether it fires failed commands' callbacks (the
+ * pocl7 preset, or failed=fire or fire_complete). Unchanged PoCL or rusticl: 0 and false. */
+static inline long model_callback_delay_us(void) {
+    const char *m = getenv("CW_DRIVER_MODEL");
+    const char *d = m ? strstr(m, "callback_delay_us=") : NULL;
+    if (d)
+        return strtol(d + strlen("callback_delay_us="), NULL, 10);
+    if (m && strncmp(m, "nvidia", 6) == 0)
+        return 20000;
+    if (m && strncmp(m, "pocl7", 5) == 0)
+        return 100;
+    return 0;
+}
+
+static inline bool model_fires_failed(void) {
+    const char *m = getenv("CW_DRIVER_MODEL");
+    if (!m || strstr(m, "failed=drop") || strstr(m, "failed=real"))
+        return false;
+    return strncmp(m, "pocl7", 5) == 0 || strstr(m, "failed=fire"); /* fire_complete too */
 }
 
 /* A fresh user event of the fixture's context. */

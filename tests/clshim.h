@@ -10,4 +10,6 @@ extern const cl_event clshim_bad_event;
 extern _Thread_local unsigned clshim_thread_flushes;
 /* Successful clSetEventCallback calls in the process so far. */
 extern atomic_ulong clshim_callbacks_registered;
+/* Non-zero: what clGetDeviceInfo reports for CL_DEVICE_TYPE. */
+extern _Atomic cl_device_type clshim_device_type;
 #endif

@@ -12,6 +12,7 @@
 
 #include "clfixture.h"
 #include "cw.h"
+#include "estimate.h"
 
 /* Any wait longer than this is a hang, not slowness: fail instead of blocking. */
 #define HANG_MS 20000
@@ -209,6 +210,56 @@ static void kernel_result_after_fd(void **state) {
     cw_notifier_destroy(n);
     for (unsigned i = 0; i < 3; ++i)
         clReleaseEvent(ev[i]);
+    clReleaseEvent(l.ev);
+    cwh_saxpy_free(&sx);
+}
+
+/*
+ * A watch on a kernel whose queue's waits take about a second: its first
+ * check comes after twice that, so the gate opening 30 ms later is reported
+ * by the callback alone, with no status check on the way (none is even
+ * scheduled where the platform's failed commands fire their callbacks), and
+ * a failure among watches of a user event (no estimate) still arrives
+ * through the descriptor by the interval's check.
+ */
+static void watch_expected_long_makes_no_check(void **state) {
+    (void)state;
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    for (int i = 0; i < 24; ++i)
+        cw__estimate_put((uintptr_t)host.queue, 1000000000u);
+    cw_notifier *n;
+    assert_int_equal(cw_notifier_create(0, &n), CW_OK);
+    int ep = epoll_on(n);
+    struct later l = {.ev = user_event(), .delay_us = 30000, .status = CL_COMPLETE};
+    cl_event ev;
+    assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &l.ev, &ev), CL_SUCCESS);
+    cw_stats_auto a0, a1;
+    assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+    assert_int_equal(cw_notifier_watch(n, ev, 7, NULL), CW_OK);
+    pthread_t t = cw_test_spawn(set_later, &l);
+    cw_notifier_result r;
+    loop_until(n, ep, &r, 1, 1);
+    cw_test_join(t);
+    assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+    assert_int_equal(r.tag, 7);
+    assert_int_equal(r.rc, CW_OK);
+    assert_int_equal(a1.checks - a0.checks, 0);
+    assert_int_equal(
+        a1.deferred_checks - a0.deferred_checks + a1.unchecked_waits - a0.unchecked_waits, 1);
+    /* Nothing pending: the timer is off, the descriptor quiet. */
+    assert_false(readable_now(ep));
+
+    cl_event fail = user_event();
+    assert_int_equal(cw_notifier_watch(n, fail, 8, NULL), CW_OK);
+    assert_int_equal(clSetUserEventStatus(fail, -5), CL_SUCCESS);
+    loop_until(n, ep, &r, 1, 1);
+    assert_int_equal(r.tag, 8);
+    assert_int_equal(r.rc, CW_ERR_COMMAND_FAILED);
+    close(ep);
+    cw_notifier_destroy(n);
+    clReleaseEvent(ev);
+    clReleaseEvent(fail);
     clReleaseEvent(l.ev);
     cwh_saxpy_free(&sx);
 }
@@ -529,6 +580,7 @@ static const struct CMUnitTest notify_tests[] = {
     cmocka_unit_test(failure_while_watched_arrives_through_fd),
     cmocka_unit_test(finished_before_watch_is_readable_at_once),
     cmocka_unit_test(kernel_result_after_fd),
+    cmocka_unit_test(watch_expected_long_makes_no_check),
     cmocka_unit_test(drain_in_small_batches_keeps_fd_readable),
     cmocka_unit_test(cancelled_watch_reports_nothing),
     cmocka_unit_test(destroy_with_pending_watches),

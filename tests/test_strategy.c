@@ -2,6 +2,7 @@
 /* Layer 6.2, the strategy unit: the table of rows and the plan of one wait. */
 #include "harness.h"
 
+#include "cw/stats.h"
 #include "strategy.h"
 
 /* The failed-command check schedule grows to its cap and stays there. */
@@ -68,7 +69,53 @@ static void plan_rejects_bad_options(void **state) {
     assert_int_equal(cw__plan_make(&s, &p), CW_ERR_INVALID_ARGUMENT);
 }
 
+/*
+ * The first check of a wait: with the default interval, no sooner than
+ * twice the expected wait (capped), so a steady stream of long commands
+ * makes no check; an interval the caller chose is kept; none at all where
+ * failed commands fire their callbacks. Each decision is counted.
+ */
+static void first_check_waits_for_the_expected_wait(void **state) {
+    (void)state;
+    const uint64_t ms = 1000000u, interval = (uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u;
+    cw__check_schedule def = cw__plan_checks(0), mine = cw__plan_checks(5000);
+    cw_stats_auto before, after;
+    assert_int_equal(cw_stats_auto_get(&before, sizeof before), CW_OK);
+    assert_int_equal(cw__plan_first_check_ns(&def, 0, false), interval);
+    assert_int_equal(cw__plan_first_check_ns(&def, interval / 4u, false), interval);
+    assert_int_equal(cw__plan_first_check_ns(&def, 100 * ms, false),
+                     CW__CHECK_EXPECTED_FACTOR * 100 * ms);
+    assert_int_equal(cw__plan_first_check_ns(&def, 1000 * ms, false),
+                     CW__CHECK_EXPECTED_FACTOR * 1000 * ms);
+    assert_int_equal(cw__plan_first_check_ns(&def, 60000 * ms, false), CW__CHECK_EXPECTED_MAX_NS);
+    assert_int_equal(cw__plan_first_check_ns(&mine, 1000 * ms, false), 5 * ms);
+    assert_int_equal(cw__plan_first_check_ns(&def, 1000 * ms, true), CW_DEADLINE_NONE);
+    assert_int_equal(cw__plan_first_check_ns(&mine, 0, true), CW_DEADLINE_NONE);
+    assert_int_equal(cw_stats_auto_get(&after, sizeof after), CW_OK);
+    assert_int_equal(after.deferred_checks - before.deferred_checks, 3);
+    assert_int_equal(after.unchecked_waits - before.unchecked_waits, 2);
+    /* After the deferred first check the schedule goes on as ever. */
+    cw__plan_checks_grow(&def);
+    assert_int_equal(def.interval_ns, CW_CHECK_INTERVAL_GROWTH * interval);
+}
+
+/* The auto counters: a short size fills only that much, bad input fails. */
+static void stats_auto_fills_what_it_is_given(void **state) {
+    (void)state;
+    cw_stats_auto a;
+    memset(&a, 0xab, sizeof a);
+    assert_int_equal(cw_stats_auto_get(NULL, sizeof a), CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cw_stats_auto_get(&a, 0), CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cw_stats_auto_get(&a, sizeof(uint64_t)), CW_OK);
+    assert_int_equal(a.platforms_probed, 0); /* no OpenCL here: nothing probed */
+    assert_int_equal(a.platforms_failed_fire, 0xababababababababull);
+    assert_int_equal(cw_stats_auto_get(&a, sizeof a), CW_OK);
+    assert_int_equal(a.platforms_failed_fire, 0);
+}
+
 static const struct CMUnitTest strategy_tests[] = {
+    cmocka_unit_test(first_check_waits_for_the_expected_wait),
+    cmocka_unit_test(stats_auto_fills_what_it_is_given),
     cmocka_unit_test(check_schedule_doubles_to_cap),
     cmocka_unit_test(plan_resolves_defaults),
     cmocka_unit_test(plan_rejects_bad_options),

@@ -9,6 +9,7 @@
 #include "clshim.h"
 #include "table.h"
 #include "cw.h"
+#include "driver.h"
 #include "estimate.h"
 
 #define FOR_EACH_STRATEGY(s) for (cw_strategy s = CW_STRATEGY_DEFAULT; s < CW_STRATEGY_COUNT; ++s)
@@ -548,6 +549,149 @@ static void estimate_recovers_after_one_long_wait(void **state) {
     assert_true(cw__estimate_get(key) >= 500000);
 }
 
+/* Make the fixture's queue's expected wait about `ns`, as a run of waits
+ * that long would (the estimate follows each wait by a quarter). */
+static void expect_on_queue(uint64_t ns) {
+    for (int i = 0; i < 24; ++i)
+        cw__estimate_put((uintptr_t)host.queue, ns);
+}
+
+/*
+ * With the default interval, a wait expected to be long makes its first
+ * check only after twice its expected wait: a failure is then reported
+ * within 2x the interval of it or by that first check, whichever is later
+ * (plus room for a loaded machine), with every strategy. Where the
+ * platform's failed commands fire their callbacks (the pocl7 model) no
+ * check is scheduled at all, and the callback reports it.
+ */
+static void failure_reported_within_the_bound_of_a_long_expected_wait(void **state) {
+    (void)state;
+    enum { EXPECTED_US = 150000, FAIL_US = 20000, SLACK_US = 300000 };
+    const uint64_t interval = (uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u;
+    const uint64_t first = CW__CHECK_EXPECTED_FACTOR * (uint64_t)EXPECTED_US * 1000u;
+    uint64_t by = (uint64_t)FAIL_US * 1000u + CW_CHECK_INTERVAL_GROWTH * interval;
+    if (by < first)
+        by = first;
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    cw_stats_auto a0, a1;
+    assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+    FOR_EACH_STRATEGY_AND_CALLBACK(s, f) {
+        expect_on_queue((uint64_t)EXPECTED_US * 1000u);
+        cw_wait_options o = {.strategy = s, .flags = f};
+        uint64_t total;
+        gated_wait_ns(&sx, o, FAIL_US, -5, CW_ERR_COMMAND_FAILED, &total);
+        printf("%s%s: failure at %d ms reported after %.1f ms (bound %.1f ms)\n",
+               cw_strategy_name(s), f ? " (own callback)" : "", FAIL_US / 1000, total / 1e6,
+               by / 1e6);
+        assert_true(total <= by + (uint64_t)SLACK_US * 1000u);
+    }
+    assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+    if (model_fires_failed())
+        assert_true(a1.unchecked_waits > a0.unchecked_waits);
+    else
+        assert_true(a1.deferred_checks > a0.deferred_checks);
+    cwh_saxpy_free(&sx);
+}
+
+/*
+ * A wait on a command expected to take a second makes no status check: the
+ * callback wakes it once. Auto is left out where callbacks are late (it
+ * then polls, on purpose: late_callbacks_take_the_hybrid_path).
+ */
+static void no_check_wakeup_on_a_command_expected_long(void **state) {
+    (void)state;
+    const cw_strategy each[] = {CW_STRATEGY_COOPERATIVE, CW_STRATEGY_PTHREAD, CW_STRATEGY_SPIN_PARK,
+                                CW_STRATEGY_AUTO};
+    size_t n = model_callback_delay_us() >= CW__LATE_FLOOR_NS / 1000 ? 3 : 4;
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    for (size_t i = 0; i < n; ++i) {
+        expect_on_queue(1000000000u);
+        cw_stats s0, s1;
+        cw_stats_auto a0, a1;
+        assert_int_equal(cw_stats_get(&s0), CW_OK);
+        assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+        cw_wait_options o = {.strategy = each[i]};
+        uint64_t total;
+        gated_wait_ns(&sx, o, 30000, CL_COMPLETE, CW_OK, &total);
+        assert_int_equal(cw_stats_get(&s1), CW_OK);
+        assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+        printf("%s: %.1f ms, %llu parks, %llu checks\n", cw_strategy_name(each[i]), total / 1e6,
+               (unsigned long long)(s1.parks - s0.parks),
+               (unsigned long long)(a1.checks - a0.checks));
+        assert_int_equal(a1.checks - a0.checks, 0);
+        assert_int_equal(s1.parks - s0.parks, 1);
+        assert_int_equal(
+            a1.deferred_checks - a0.deferred_checks + a1.unchecked_waits - a0.unchecked_waits, 1);
+    }
+    cwh_saxpy_free(&sx);
+}
+
+/*
+ * Where callbacks come late (the nvidia model: 20 ms), auto learns it (a
+ * status read finds commands complete before their callbacks) and waits as
+ * a hybrid, polling, once learned; where they come with the command
+ * (PoCL, rusticl unchanged), it does not, at least once what it learned
+ * settled (the second half of the waits).
+ */
+static void late_callbacks_take_the_hybrid_path(void **state) {
+    (void)state;
+    enum { WAITS = 24, GATE_US = 2000 };
+    long delay = model_callback_delay_us();
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    unsigned hybrid_late_half = 0;
+    cw_stats_auto a0, a1;
+    for (int i = 0; i < WAITS; ++i) {
+        assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+        uint64_t total;
+        gated_wait_ns(&sx, (cw_wait_options){0}, GATE_US, CL_COMPLETE, CW_OK, &total);
+        assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+        if (i >= WAITS / 2)
+            hybrid_late_half += (unsigned)(a1.hybrid_waits - a0.hybrid_waits);
+    }
+    printf("callbacks %ld us late (model): lateness learned %.3f ms, %u of the last %d waits "
+           "hybrid, %llu late callbacks seen\n",
+           delay, a1.lateness_ns / 1e6, hybrid_late_half, WAITS / 2,
+           (unsigned long long)a1.late_callbacks);
+    if (delay >= 1000) {
+        assert_int_equal(a1.platforms_late, 1);
+        assert_true(a1.lateness_ns >= CW__LATE_FLOOR_NS);
+        assert_true(a1.late_callbacks > 0);
+        assert_int_equal(hybrid_late_half, WAITS / 2);
+    } else if (delay == 0) {
+        assert_int_equal(hybrid_late_half, 0);
+    }
+    cwh_saxpy_free(&sx);
+}
+
+/* Auto's spare-CPU rule counts a CPU device's compute units as busy host
+ * CPUs while it works, and a GPU's as none (its work is on the device). */
+static void gpu_device_counts_no_host_cpus(void **state) {
+    (void)state;
+    cl_device_type type = 0;
+    cl_uint units = 0;
+    assert_int_equal(clGetDeviceInfo(host.device, CL_DEVICE_TYPE, sizeof type, &type, NULL),
+                     CL_SUCCESS);
+    assert_int_equal(
+        clGetDeviceInfo(host.device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL),
+        CL_SUCCESS);
+    uintptr_t key = (uintptr_t)host.queue;
+    cw__estimate_put(key, 1000);
+    assert_int_equal(cw__estimate_host_cpus(key), (type & CL_DEVICE_TYPE_CPU) ? units : 0);
+
+    cl_int err;
+    cl_command_queue gpu = clCreateCommandQueue(host.context, host.device, 0, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    atomic_store(&clshim_device_type, CL_DEVICE_TYPE_GPU);
+    cw__estimate_put((uintptr_t)gpu, 1000);
+    unsigned busy = cw__estimate_host_cpus((uintptr_t)gpu);
+    atomic_store(&clshim_device_type, 0);
+    assert_int_equal(busy, 0);
+    clReleaseCommandQueue(gpu);
+}
+
 static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(waits_survive_signal_storm),
     cmocka_unit_test(saxpy_result_after_each_strategy),
@@ -567,6 +711,10 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(failure_reported_within_two_check_intervals),
     cmocka_unit_test(short_wait_after_long_one_is_not_late),
     cmocka_unit_test(estimate_recovers_after_one_long_wait),
+    cmocka_unit_test(failure_reported_within_the_bound_of_a_long_expected_wait),
+    cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),
+    cmocka_unit_test(late_callbacks_take_the_hybrid_path),
+    cmocka_unit_test(gpu_device_counts_no_host_cpus),
     cmocka_unit_test(wait_parks_on_callers_parker),
     cmocka_unit_test(many_waiters_on_one_event),
 };

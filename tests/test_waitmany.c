@@ -6,6 +6,7 @@
 
 #include "clfixture.h"
 #include "cw.h"
+#include "estimate.h"
 
 /*
  * The mix every case uses: [0] a fast kernel, [1] a kernel gated on a user
@@ -283,7 +284,58 @@ static void bad_input_is_rejected(void **state) {
     clReleaseEvent(ev[0]);
 }
 
+/*
+ * Wait-all on two kernels whose queue's waits take about a second: the
+ * first check comes after twice that, so the gate opening 30 ms later ends
+ * the wait with no status check (none is even scheduled where the
+ * platform's failed commands fire their callbacks). Wait-any likewise. A
+ * user event among them has no queue and no estimate: its wait checks on
+ * the interval, deferred by nothing.
+ */
+static void waits_on_commands_expected_long_make_no_check(void **state) {
+    (void)state;
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    for (int all = 0; all < 2; ++all) {
+        for (int i = 0; i < 24; ++i)
+            cw__estimate_put((uintptr_t)host.queue, 1000000000u);
+        struct later gate = {.ev = user_event(), .delay_us = 30000, .status = CL_COMPLETE};
+        cl_event ev[2];
+        assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &gate.ev, &ev[0]), CL_SUCCESS);
+        assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &gate.ev, &ev[1]), CL_SUCCESS);
+        cw_stats_auto a0, a1;
+        assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+        pthread_t t = cw_test_spawn(set_later, &gate);
+        size_t which = 2;
+        if (all)
+            assert_int_equal(cw_wait_all(ev, 2, NULL, NULL), CW_OK);
+        else
+            assert_int_equal(cw_wait_any(ev, 2, NULL, &which, NULL), CW_OK);
+        cw_test_join(t);
+        assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+        assert_int_equal(a1.checks - a0.checks, 0);
+        assert_int_equal(
+            a1.deferred_checks - a0.deferred_checks + a1.unchecked_waits - a0.unchecked_waits, 1);
+        assert_int_equal(clWaitForEvents(2, ev), CL_SUCCESS);
+        clReleaseEvent(ev[0]);
+        clReleaseEvent(ev[1]);
+        clReleaseEvent(gate.ev);
+    }
+    /* A user event has no estimate: its wait is not deferred. */
+    cl_event never = user_event();
+    cw_stats_auto a0, a1;
+    assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+    cw_wait_options o = {.timeout_us = 1000};
+    assert_int_equal(cw_wait_all(&never, 1, &o, NULL), CW_ERR_TIMEOUT);
+    assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+    assert_int_equal(a1.deferred_checks - a0.deferred_checks, 0);
+    assert_int_equal(clSetUserEventStatus(never, CL_COMPLETE), CL_SUCCESS);
+    clReleaseEvent(never);
+    cwh_saxpy_free(&sx);
+}
+
 static const struct CMUnitTest waitmany_tests[] = {
+    cmocka_unit_test(waits_on_commands_expected_long_make_no_check),
     cmocka_unit_test(wait_all_completes_mixed_events),
     cmocka_unit_test(wait_all_reports_failure_after_all_finish),
     cmocka_unit_test(wait_all_times_out_then_succeeds),

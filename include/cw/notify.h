@@ -30,10 +30,11 @@ extern "C" {
  * Failed commands, whose CL_COMPLETE callback some implementations never run
  * (cw/wait.h, check_interval_us): the descriptor therefore also becomes
  * readable when a status check is due (a timer inside it, armed only while
- * watches are pending): the next drain reads the status of every pending
- * watch and finishes those that failed. The checks follow the schedule of
- * cw_wait_options.check_interval_us (cw/wait.h), from `check_interval_us`,
- * starting again from the first interval when no watch is pending.
+ * watches are pending): the next drain reads the status of every watch
+ * whose check is due and finishes those that failed. Each watch checks on
+ * the schedule of cw_wait_options.check_interval_us (cw/wait.h), from
+ * `check_interval_us`, or later for a watch expected to be long with the
+ * default interval, and not at all where failed commands fire callbacks.
  *
  * The descriptor is an epoll instance holding an eventfd (the callbacks'
  * wake-ups) and a timerfd (the checks): a single descriptor the loop only

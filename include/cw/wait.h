@@ -43,10 +43,13 @@ typedef enum cw_strategy {
      * wait (restored on every return path). No callback is registered. The
      * extra wake-ups cost most where the waiter shares its CPU with the device. */
     CW_STRATEGY_BACKOFF_POLL,
-    /* Chooses per wait: spin-park with a budget of about the expected wait when
-     * a spare CPU exists (allowed CPUs beyond the ones a CPU device's workers
-     * take, and beyond the runnable threads) and recent waits on the event's
-     * queue were short, cooperative otherwise. See cw_wait_options.spin_us. */
+    /* Chooses per wait: where the platform's callbacks come late (as cw
+     * learned, cw_wait(3)), a hybrid that keeps the callback but polls on
+     * backoff-poll's steps; else spin-park with a budget of about the
+     * expected wait when a spare CPU exists (allowed CPUs beyond the ones a
+     * CPU device's workers take, none for a GPU, and beyond the runnable
+     * threads) and recent waits on the event's queue were short, cooperative
+     * otherwise. See cw_wait_options.spin_us. */
     CW_STRATEGY_AUTO,
     /* How many strategies this version has; later versions may add more. */
     CW_STRATEGY_COUNT
@@ -124,10 +127,15 @@ typedef struct cw_wait_options {
      * default), and returns
      * CW_ERR_COMMAND_FAILED when it is negative: every strategy reports a
      * failure within twice the interval of it (backoff-poll never sleeps
-     * longer than the interval). cw_wait_all, cw_wait_any and the notifier
-     * check on the same schedule. A kernel shorter than the first interval
-     * never pays for a check. 0 means CW_CHECK_INTERVAL_US_DEFAULT;
-     * 1..CW_CHECK_INTERVAL_US_MAX are valid.
+     * longer than the interval). With 0 (the default interval) the first
+     * read also waits for twice the expected wait on the event's queue
+     * (at most 4 s): a failure is then reported within twice the interval
+     * of it or by that first read, whichever is later. Where cw has seen
+     * the platform's failed commands fire their callbacks, no read is
+     * scheduled. cw_wait_all, cw_wait_any and the notifier check on the same
+     * schedule. A kernel shorter than the first read never pays for one.
+     * 0 means CW_CHECK_INTERVAL_US_DEFAULT; 1..CW_CHECK_INTERVAL_US_MAX are
+     * valid.
      */
     uint32_t check_interval_us;
     /* Callback strategies except pthread: how to sleep. NULL: a futex parker. */

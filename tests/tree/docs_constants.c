@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "cw.h"
+#include "driver.h"
 #include "relax.h"
 #include "strategy.h"
 
@@ -41,6 +42,17 @@ int main(void) {
     PRINT(CW_STATS_LATENCY_BUCKETS);
     PRINT(CW__MICRODELAY_SPIN_NS);
     PRINT(CW__BACKOFF_ROUNDS);
+    PRINT(CW__CHECK_EXPECTED_FACTOR);
+    PRINT(CW__CHECK_EXPECTED_MAX_NS);
+    PRINT(CW__LATE_FLOOR_NS);
+    PRINT(CW__LATE_SHARE_SHIFT);
+
+    /* The first check of a default wait expected to be long, and of one
+     * expected longer than the cap, as the plan computes them. */
+    cw__check_schedule d = cw__plan_checks(0);
+    printf("check_expected_100ms_ns %" PRIu64 "\n", cw__plan_first_check_ns(&d, 100000000u, false));
+    printf("check_expected_cap_ns %" PRIu64 "\n",
+           cw__plan_first_check_ns(&d, 1000000000000ull, false));
 
     /* The check schedule of a wait with the default interval: the first
      * interval, the one after the first check, and the one it settles on. */

@@ -49,8 +49,8 @@ README = [
     ("README.md", "| `strategy` | `CW_STRATEGY_DEFAULT` (`{w}`) |", "default_strategy"),
     ("README.md", "| `check_interval_us` | {n} |", "CW_CHECK_INTERVAL_US_DEFAULT"),
     ("README.md", "(then every {n})", "check_then_ns"),
-    ("README.md", "a failure is reported within {n}x this; 1 to {n} |",
-     "check_bound_factor CW_CHECK_INTERVAL_US_MAX"),
+    ("README.md", "a failure is reported within {n}x this;", "check_bound_factor"),
+    ("README.md", "fire callbacks; valid: 1 to {n} |", "CW_CHECK_INTERVAL_US_MAX"),
     ("README.md", "| `spin_us` | 0 = {n} for `spin-park`, {n} for `auto` |",
      "CW_SPIN_US_DEFAULT CW_AUTO_SPIN_US_CAP"),
     ("README.md", "the longest expected wait it spins for; 1 to {n} |", "CW_SPIN_US_MAX"),
@@ -61,6 +61,8 @@ README = [
     ("README.md", "timer slack at {n} for the wait", "BACKOFF_TIMERSLACK_NS"),
     ("README.md", "cw's pool of {n} completions is full", "pool_completions"),
     ("README.md", "one parker for up to {n} events", "CW_WAIT_MANY_MAX"),
+    ("README.md", "reads first after {n}x its expected wait (at most {n})",
+     "CW__CHECK_EXPECTED_FACTOR CW__CHECK_EXPECTED_MAX_NS"),
 ]
 
 # --- The man pages.
@@ -85,6 +87,19 @@ MAN = [
      "CW_CHECK_INTERVAL_US_MAX=CW_SPIN_US_MAX"),
     ("docs/man/cw_wait.3", "cw's completion pool is full ({n}, that is {n}, completions",
      "pool_completions pool_completions"),
+    ("docs/man/cw_wait.3", "it comes after the interval or {n} the expected wait",
+     "CW__CHECK_EXPECTED_FACTOR"),
+    ("docs/man/cw_wait.3", "longer, but no later than {n}, so that", "CW__CHECK_EXPECTED_MAX_NS"),
+    ("docs/man/cw_wait.3", "when they come at least {n} and at least E/{n} after the command",
+     "CW__LATE_FLOOR_NS late_share"),
+    ("docs/man/cw_wait.3", "microdelays of at most 1/{n} of the time waited so far",
+     "hybrid_overshoot_share"),
+    ("docs/man/cw_wait.3", "(spun when shorter than {n}, slept otherwise)", "BACKOFF_FLOOR_NS"),
+    ("docs/man/cw_wait.3", "up to {n} of spinning on a status", "CW__PROBE_SPIN_NS"),
+    ("docs/man/cw_stats_get.3", "come late, {n} or more after their command", "CW__LATE_FLOOR_NS"),
+    ("docs/man/cw_stats_get.3", "expected to last less than {n} times that", "late_share"),
+    ("docs/man/cw_notifier_create.3", "after {n} the expected wait of the event's queue when that is"
+     " longer (at most {n})", "CW__CHECK_EXPECTED_FACTOR CW__CHECK_EXPECTED_MAX_NS"),
     ("docs/man/cw_wait_all.3", ".B #define CW_WAIT_MANY_MAX {n}", "CW_WAIT_MANY_MAX"),
     ("docs/man/cw_notifier_create.3", "/* first check after {n} */", "check_first_ns"),
     ("docs/man/cw_stats_get.3", ".B #define CW_STATS_LATENCY_BUCKETS {n}", "CW_STATS_LATENCY_BUCKETS"),
@@ -111,6 +126,9 @@ HEADERS = [
     ("include/cw/wait.h", "every strategy reports a failure within {n} the interval", "check_bound_factor"),
     ("include/cw/stats.h", "backoff-poll delays longer than {n}, which it sleeps", "CW__MICRODELAY_SPIN_NS"),
     ("include/cw/stats.h", "µs ({n}) on.", "stats_last_bucket_from_us"),
+    ("include/cw/stats.h", "callbacks come late (at least {n} after the command", "CW__LATE_FLOOR_NS"),
+    ("include/cw/wait.h", "the first read also waits for {n} the expected wait on the event's queue"
+     " (at most {n})", "CW__CHECK_EXPECTED_FACTOR CW__CHECK_EXPECTED_MAX_NS"),
 ]
 
 # --- Other documents of the tree that state the same facts.
@@ -128,6 +146,17 @@ OTHER = [
     ("docs/design.md", "`sleeps` (backoff-poll delays beyond {n})", "CW__MICRODELAY_SPIN_NS"),
     ("docs/design.md", "{n} log2-µs buckets (< 1, 1–2, 2–4 … µs, the last from {n} on)",
      "CW_STATS_LATENCY_BUCKETS stats_last_bucket_from_us"),
+    ("docs/design.md", "it comes after `max(interval, {n} × expected)`, at most {n}, so",
+     "CW__CHECK_EXPECTED_FACTOR CW__CHECK_EXPECTED_MAX_NS"),
+    ("docs/design.md", "min({n} × expected, {n}))`", "CW__CHECK_EXPECTED_FACTOR CW__CHECK_EXPECTED_MAX_NS"),
+    ("docs/design.md", "a lateness of at least {n} and at least E/{n}", "CW__LATE_FLOOR_NS late_share"),
+    ("docs/design.md", "it spins up to {n} on the second marker's status", "CW__PROBE_SPIN_NS"),
+    ("docs/design.md", "capped here at 1/{n} of the time waited so far", "hybrid_overshoot_share"),
+    ("docs/design.md", "spun when shorter than {n}, parked", "BACKOFF_FLOOR_NS"),
+    ("docs/design.md", "a parked auto wait expected to last at most {n} reads the status half way",
+     "PEEK_MAX_NS"),
+    ("docs/design.md", "then on one wait in {n} per thread", "PEEK_EVERY"),
+    ("docs/design.md", "`platforms_late` (lateness of at least {n})", "CW__LATE_FLOOR_NS"),
     ("docs/cw-run.md", "after its check interval ({n} by default) and then every {n} that",
      "check_first_ns CW_CHECK_INTERVAL_GROWTH"),
     ("docs/cw-run.md", "`auto` spins for (1–{n})", "CW_SPIN_US_MAX"),
@@ -143,6 +172,10 @@ FROM_SOURCE = {
     "POLL_CLOCK_EVERY": ("src/wait.c", ["POLL_CLOCK_EVERY"]),
     "AUTO_SAMPLE_NS": ("src/estimate.c", ["AUTO_SAMPLE_NS"]),
     "pool_completions": ("src/completion.c", ["CHUNK_SLOTS", "MAX_CHUNKS"]),
+    "CW__PROBE_SPIN_NS": ("src/driver.c", ["CW__PROBE_SPIN_NS"]),
+    "HYBRID_OVERSHOOT_SHIFT": ("src/wait.c", ["HYBRID_OVERSHOOT_SHIFT"]),
+    "PEEK_MAX_NS": ("src/wait.c", ["PEEK_MAX_NS"]),
+    "PEEK_EVERY": ("src/wait.c", ["PEEK_EVERY"]),
 }
 
 # Values computed from the others.
@@ -152,6 +185,9 @@ DERIVED = {
     # spin_until and the spin lock: rounds of 1, 2, 4 ... pauses.
     "backoff_longest_round": lambda v: 2 ** (v["CW__BACKOFF_ROUNDS"] - 1),
     "stats_last_bucket": lambda v: v["CW_STATS_LATENCY_BUCKETS"] - 1,
+    # Late: at least 1/2^shift of the expected wait; the hybrid's polls past it.
+    "late_share": lambda v: 2 ** v["CW__LATE_SHARE_SHIFT"],
+    "hybrid_overshoot_share": lambda v: 2 ** v["HYBRID_OVERSHOOT_SHIFT"],
     "stats_last_bucket_from_us": lambda v: 2 ** (v["CW_STATS_LATENCY_BUCKETS"] - 2),
     # Julian years of 365.25 days, rounded down.
     "timeout_none_years": lambda v: v["timeout_none_from_us"] // (31557600 * 10**6),
@@ -163,6 +199,10 @@ CODE = [
     ("check_first_ns", lambda v: v["CW_CHECK_INTERVAL_US_DEFAULT"] * 1000),
     ("check_then_ns", lambda v: v["check_first_ns"] * v["CW_CHECK_INTERVAL_GROWTH"]),
     ("check_settled_ns", lambda v: v["check_then_ns"]),
+    # "after max(interval, FACTOR x expected), at most MAX"
+    ("check_expected_100ms_ns", lambda v: max(v["check_first_ns"],
+                                              v["CW__CHECK_EXPECTED_FACTOR"] * 100000000)),
+    ("check_expected_cap_ns", lambda v: v["CW__CHECK_EXPECTED_MAX_NS"]),
 ]
 
 NS_PER = {"ns": 1, "us": 1000, "ms": 10**6, "s": 10**9}
