@@ -90,8 +90,12 @@ static int calibrate(child *c, const options *o) {
         return 1;
     }
     for (int b = 0; b < o->nbusy; ++b) {
+        /* A long target is measured once (and once more if corrected): the
+         * kernel is linear in its iterations, and nine launches of 1 s
+         * would make the calibration longer than the cells. */
+        int n = o->busy_us[b] >= LONG_US ? 1 : reps;
         unsigned iters = clamp_iters((o->busy_us[b] - icpt) / slope);
-        double got = busy_runtime_us(c, iters, reps);
+        double got = busy_runtime_us(c, iters, n);
         if (got < 0)
             return 1;
         /* One proportional correction when the straight line missed, unless
@@ -99,7 +103,7 @@ static int calibrate(child *c, const options *o) {
         if (got > 0 && fabs(got / o->busy_us[b] - 1) > 0.03 &&
             !(iters == MIN_ITERS && got > o->busy_us[b])) {
             iters = clamp_iters((double)iters * o->busy_us[b] / got);
-            got = busy_runtime_us(c, iters, reps);
+            got = busy_runtime_us(c, iters, n);
             if (got < 0)
                 return 1;
         }

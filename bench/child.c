@@ -41,13 +41,17 @@ static cl_int enqueue(child *c, const kernel_spec *k, cl_event *ev) {
 
 int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
     cw_wait_options wo = {.strategy = s, .spin_us = (uint32_t)c->o->spin_us};
-    struct timespec c0, w0, w1, c1;
+    struct timespec c0, w0, w1, c1, wc0, ww0;
     cl_event ev = NULL;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     clock_gettime(CLOCK_MONOTONIC, &w0);
     cl_int err = enqueue(c, k, &ev);
     int rc = CW_OK;
     cl_int st = CL_SUCCESS;
+    /* The wait alone, too: its CPU over its wall is what waiting costs per
+     * second, the figure a spinning driver's wait puts at 1. */
+    clock_gettime(CLOCK_MONOTONIC, &ww0);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &wc0);
     if (err == CL_SUCCESS)
         rc = cw_wait(ev, &wo, &st);
     clock_gettime(CLOCK_MONOTONIC, &w1);
@@ -74,6 +78,8 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
         out->cpu_us = (double)(ts_ns(&c1) - ts_ns(&c0)) / 1e3;
         out->wall_us = (double)(ts_ns(&w1) - ts_ns(&w0)) / 1e3;
         out->kernel_us = (double)kns / 1e3;
+        out->wait_cpu_us = (double)(ts_ns(&c1) - ts_ns(&wc0)) / 1e3;
+        out->wait_wall_us = (double)(ts_ns(&w1) - ts_ns(&ww0)) / 1e3;
     }
     return 0;
 }
@@ -119,10 +125,12 @@ static void send_results(child *c, const kernel_spec *k, const cw_strategy *stra
         for (int m = 0; m < M_COUNT; ++m) {
             for (unsigned i = 0; i < cs->count; ++i) {
                 const sample *p = &cs->s[j][i];
-                v[i] = m == M_CPU      ? p->cpu_us
-                       : m == M_WALL   ? p->wall_us
-                       : m == M_KERNEL ? p->kernel_us
-                                       : p->wall_us - p->kernel_us;
+                v[i] = m == M_CPU         ? p->cpu_us
+                       : m == M_WALL      ? p->wall_us
+                       : m == M_KERNEL    ? p->kernel_us
+                       : m == M_WAIT_CPU  ? p->wait_cpu_us
+                       : m == M_WAIT_WALL ? p->wait_wall_us
+                                          : p->wall_us - p->kernel_us;
             }
             summarize(v, cs->count, st[m]);
         }
@@ -153,14 +161,14 @@ static int run_cell(child *c, const kernel_spec *k) {
      * first use (completion pool, callback thread paths). */
     if (launch(c, k, CW_STRATEGY_BLOCKING, NULL) != 0)
         return -1;
-    for (unsigned w = 0; w < o->warmup; ++w)
+    for (unsigned w = 0; w < k->warmup; ++w)
         for (int j = 0; j < ns; ++j)
             if (launch(c, k, strat[j], NULL) != 0)
                 return -1;
 
     cell_samples cs;
     memset(&cs, 0, sizeof cs);
-    reserve(&cs, ns, o->launches < 65536 ? o->launches : 65536);
+    reserve(&cs, ns, k->launches < 65536 ? k->launches : 65536);
     int rc = 0;
     const char *stopped_by = "launches";
     /* Each round runs a block of every strategy, in a new random order each
@@ -173,19 +181,24 @@ static int run_cell(child *c, const kernel_spec *k) {
     for (int j = 0; j < ns; ++j)
         order[j] = j;
     uint32_t seed = 0x9e3779b9u;
+    /* A long cell keeps its first launches whatever --max-time says: one
+     * launch of a 1 s kernel per strategy is no mean. */
+    unsigned least = k->is_long ? LONG_MIN_LAUNCHES : 1;
+    if (least > k->launches)
+        least = k->launches;
     while (rc == 0) {
         double elapsed = now_s() - t0;
-        bool n_done = cs.count >= o->launches;
-        if (cs.count > 0 && elapsed >= o->max_time) {
+        bool n_done = cs.count >= k->launches;
+        if (cs.count >= least && elapsed >= o->max_time) {
             stopped_by = "max-time";
             break;
         }
         if (n_done && elapsed >= o->min_time) {
-            stopped_by = cs.count > o->launches ? "min-time" : "launches";
+            stopped_by = cs.count > k->launches ? "min-time" : "launches";
             break;
         }
         unsigned count =
-            n_done || o->launches - cs.count >= o->block ? o->block : o->launches - cs.count;
+            n_done || k->launches - cs.count >= k->block ? k->block : k->launches - cs.count;
         reserve(&cs, ns, cs.count + count);
         for (int j = ns - 1; j > 0; --j) {
             seed ^= seed << 13;
@@ -272,6 +285,10 @@ int child_open(child *c, const options *o) {
     proto_header(c->out, "device_name", c->h.device_name);
     proto_header(c->out, "device_version", c->h.device_version);
     proto_header(c->out, "driver_version", c->h.driver_version);
+    if (model_check_loaded(msg, sizeof msg) != 0) {
+        child_error(c, "%s", msg);
+        return -1;
+    }
     return 0;
 }
 

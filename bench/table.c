@@ -52,6 +52,11 @@ double coop_floor_ratio(const results *r, int cfg) {
     return over / r->floors[cfg].st[S_MEDIAN];
 }
 
+double cpu_per_wait_s(const record *p) {
+    double w = p->st[M_WAIT_WALL][S_MEAN];
+    return w > 0 ? p->st[M_WAIT_CPU][S_MEAN] / w : NAN;
+}
+
 static void fmt_num(char *buf, size_t len, const char *fmt, double v) {
     if (isnan(v))
         snprintf(buf, len, "-");
@@ -75,6 +80,21 @@ void print_run_header(FILE *f, const options *o, const run_info *ri, const resul
             o->block, o->warmup);
     kernel_spec ks[MAX_KERNELS];
     int nk = build_kernels(o, ks);
+    for (int k = 0; k < nk; ++k)
+        if (ks[k].is_long)
+            fprintf(f,
+                    "%-17s %s: %u timed per strategy (at least %u whatever the time), blocks "
+                    "of 1, warm-up %u\n",
+                    "long kernel", ks[k].name, ks[k].launches, LONG_MIN_LAUNCHES, ks[k].warmup);
+    fprintf(f, "%-17s", "driver models");
+    for (int m = 0; m < o->nmodels; ++m) {
+        driver_model dm;
+        model_info(o->models[m], &dm);
+        fprintf(f, "%s %s%s", m ? "," : "", dm.spec, dm.layer ? "" : " (the real driver)");
+    }
+    fputc('\n', f);
+    if (ri->layer)
+        fprintf(f, "%-17s %s\n", "model layer", ri->layer);
     for (int k = 0; k < nk; ++k) {
         if (ks[k].kind != K_BUSY)
             continue;
@@ -95,21 +115,23 @@ void print_run_header(FILE *f, const options *o, const run_info *ri, const resul
             "%-17s microseconds per launch; CPU = launching thread's CPU time (enqueue+wait),\n"
             "%-17s wall = enqueue+wait, kernel = event profiling run time, overhead = wall - "
             "kernel;\n"
-            "%-17s 'x' columns = ratio to blocking in the same table\n",
-            "units", "", "");
+            "%-17s CPU/wait s = CPU time of the cw_wait calls over their wall time (1.00: a core\n"
+            "%-17s spun throughout); 'x' columns = ratio to blocking in the same table\n",
+            "units", "", "", "");
 }
 
 static void print_row(FILE *f, const results *r, const record *p) {
-    char rc[4][16];
+    char rc[4][16], cw[16];
+    fmt_num(cw, sizeof cw, "%.3f", cpu_per_wait_s(p));
     fmt_num(rc[0], 16, "%.2f", ratio_to_blocking(r, p, M_CPU, S_MEAN));
     fmt_num(rc[1], 16, "%.2f", ratio_to_blocking(r, p, M_CPU, S_MEDIAN));
     fmt_num(rc[2], 16, "%.2f", ratio_to_blocking(r, p, M_WALL, S_MEAN));
     fmt_num(rc[3], 16, "%.2f", ratio_to_blocking(r, p, M_WALL, S_MEDIAN));
     fprintf(f,
-            "%-24s %6u | %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f | %8.1f %8.1f | "
+            "%-24s %6u | %8.1f %8.1f %8.1f %8.1f | %6s | %9.1f %9.1f %9.1f | %9.1f %8.1f | "
             "%6s %6s %6s %6s%s\n",
             p->strategy, p->launches, p->st[M_CPU][S_MEAN], p->st[M_CPU][S_MEDIAN],
-            p->st[M_CPU][S_P90], p->st[M_CPU][S_P99], p->st[M_WALL][S_MEAN],
+            p->st[M_CPU][S_P90], p->st[M_CPU][S_P99], cw, p->st[M_WALL][S_MEAN],
             p->st[M_WALL][S_MEDIAN], p->st[M_WALL][S_P99], p->st[M_KERNEL][S_MEDIAN],
             p->st[M_OVERHEAD][S_MEDIAN], rc[0], rc[1], rc[2], rc[3], p->ok ? "" : "  WRONG RESULT");
 }
@@ -146,11 +168,13 @@ void print_tables(FILE *f, const results *r, const config *cfgs, int ncfg, const
                     kernel_param(r, ks[k].name), c + 1, ncfg, title);
             if (ce)
                 fprintf(f, "cell: %.1f s, stopped by %s\n", ce->elapsed_s, ce->stopped_by);
-            fprintf(f, "%-31s | %-35s | %-26s | %-17s | %-13s %-13s\n", "", "CPU us", "wall us",
-                    "kernel   overhd", "CPU x", "wall x");
-            fprintf(f, "%-24s %6s | %8s %8s %8s %8s | %8s %8s %8s | %8s %8s | %6s %6s %6s %6s\n",
-                    "strategy", "n", "mean", "median", "p90", "p99", "mean", "median", "p99",
-                    "median", "median", "mean", "median", "mean", "median");
+            fprintf(f, "%-31s | %-35s | %-6s | %-29s | %-18s | %-13s %-13s\n", "", "CPU us", "CPU/",
+                    "wall us", "kernel    overhd", "CPU x", "wall x");
+            fprintf(f,
+                    "%-24s %6s | %8s %8s %8s %8s | %6s | %9s %9s %9s | %9s %8s | %6s %6s %6s "
+                    "%6s\n",
+                    "strategy", "n", "mean", "median", "p90", "p99", "wait s", "mean", "median",
+                    "p99", "median", "median", "mean", "median", "mean", "median");
             for (int i = 0; i < r->nrec; ++i)
                 if (r->rec[i].cfg == c && !strcmp(r->rec[i].kernel, ks[k].name))
                     print_row(f, r, &r->rec[i]);

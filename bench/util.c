@@ -9,7 +9,8 @@
 
 const char *prog = "cw-bench";
 
-const char *const metric_names[M_COUNT] = {"cpu", "wall", "kernel", "overhead"};
+const char *const metric_names[M_COUNT] = {"cpu",      "wall",     "kernel",
+                                           "overhead", "wait_cpu", "wait_wall"};
 const char *const stat_names[S_COUNT] = {"mean", "median", "p90", "p99", "max"};
 const char *const stats_names[8] = {"waits",  "spins", "yields",   "parks",
                                     "sleeps", "polls", "timeouts", "latency_count"};

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cw-bench: the driver models (--driver-model). A model is an OpenCL layer
+ * over the real ICD (support/drivermodel, built for the tests and the
+ * benchmark only) that makes the driver behave like another one: late
+ * callbacks, a spinning clWaitForEvents, a device whose commands take no
+ * host CPU, and so on. The ICD loader loads it from OPENCL_LAYERS and the
+ * layer reads its configuration from CW_DRIVER_MODEL; both are set in a
+ * child's environment before exec, since the loader reads them when the
+ * process first calls OpenCL. The parent never loads it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+/* The layer in the build tree (an absolute path) and, relative to the
+ * directory of an installed cw-bench, the installed one; both set by
+ * bench/CMakeLists.txt. */
+#ifndef CW_DRIVER_MODEL_BUILD
+#define CW_DRIVER_MODEL_BUILD ""
+#endif
+#ifndef CW_DRIVER_MODEL_REL
+#define CW_DRIVER_MODEL_REL "../lib/cw/libcw_drivermodel.so"
+#endif
+
+/* The presets the layer knows. callback_delay_us is only the plan's
+ * estimate of what a callback-driven wait adds per launch under the preset;
+ * what the model does is the layer's business (support/drivermodel). */
+static const struct {
+    const char *name;
+    double callback_delay_us;
+    bool timer_device; /* commands' run time passes on a timer, not on the CPUs */
+} presets[] = {
+    {"pocl3", 0, false}, {"pocl7", 0, false}, {"nvidia", 20000, true},
+    {"neo", 0, true},    {"rocm", 0, true},
+};
+#define NPRESETS (sizeof presets / sizeof presets[0])
+
+static int preset_index(const char *name) {
+    for (size_t i = 0; i < NPRESETS; ++i)
+        if (!strcmp(presets[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+static void preset_list(char *out, size_t len) {
+    size_t pos = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < NPRESETS && pos < len; ++i)
+        pos += (size_t)snprintf(out + pos, len - pos, "%s%s", i ? ", " : "", presets[i].name);
+}
+
+void model_info(const char *spec, driver_model *m) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->spec, sizeof m->spec, "%s", spec);
+    size_t n = strcspn(spec, ",");
+    snprintf(m->preset, sizeof m->preset, "%.*s", (int)(n < sizeof m->preset ? n : 0), spec);
+    int p = preset_index(m->preset);
+    m->callback_delay_us = p >= 0 ? presets[p].callback_delay_us : 0;
+    m->timer_device = p >= 0 && presets[p].timer_device;
+    /* pocl3 is the real driver: without parameters nothing is loaded, so
+     * that the unchanged driver is measured without a layer in the way. */
+    m->layer = strcmp(spec, "pocl3") != 0;
+    /* A callback delay given as a parameter replaces the preset's in the
+     * plan (the layer's own name for it). */
+    const char *d = strstr(spec, ",callback_delay_us=");
+    if (d)
+        m->callback_delay_us = atof(d + strlen(",callback_delay_us="));
+}
+
+void parse_models(const char *list, options *o) {
+    char buf[1024], names[256];
+    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf)
+        die("--driver-model: the list is too long");
+    preset_list(names, sizeof names);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (strchr(tok, '=')) {
+            if (n == 0)
+                die("--driver-model: '%s' is a parameter before any model; name a preset "
+                    "first (%s), e.g. pocl3,%s",
+                    tok, names, tok);
+            if (tok[0] == '=' || tok[strlen(tok) - 1] == '=')
+                die("--driver-model: '%s' is not a parameter=value", tok);
+            size_t used = strlen(o->models[n - 1]);
+            if (used + 1 + strlen(tok) >= sizeof o->models[0])
+                die("--driver-model: the model '%s' is too long", o->models[n - 1]);
+            snprintf(o->models[n - 1] + used, sizeof o->models[0] - used, ",%s", tok);
+            continue;
+        }
+        if (preset_index(tok) < 0)
+            die("--driver-model: unknown driver model '%s' (presets: %s; a parameter is "
+                "written name=value after its preset)",
+                tok, names);
+        if (n == MAX_MODELS)
+            die("--driver-model: at most %d models", MAX_MODELS);
+        snprintf(o->models[n++], sizeof o->models[0], "%s", tok);
+    }
+    if (n == 0)
+        die("--driver-model: expected a list of models (%s), got '%s'", names, list);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < i; ++j)
+            if (!strcmp(o->models[i], o->models[j]))
+                die("--driver-model: '%s' is listed twice", o->models[i]);
+    o->nmodels = n;
+    o->models_set = true;
+}
+
+static bool readable(const char *path) {
+    struct stat st;
+    return path[0] && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+}
+
+const char *model_layer_path(void) {
+    static char path[PATH_MAX];
+    const char *env = getenv("CW_DRIVER_MODEL_LAYER");
+    if (env && *env)
+        return readable(env) ? env : NULL;
+    /* The installed layer beside an installed cw-bench first, as the
+     * kernels are found: a moved prefix keeps working. */
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+    if (slash && CW_DRIVER_MODEL_REL[0] != '/') {
+        *slash = '\0';
+        char rel[PATH_MAX + 64];
+        snprintf(rel, sizeof rel, "%s/%s", exe, CW_DRIVER_MODEL_REL);
+        if (readable(rel) && realpath(rel, path))
+            return path;
+    } else if (readable(CW_DRIVER_MODEL_REL)) {
+        return CW_DRIVER_MODEL_REL;
+    }
+    if (readable(CW_DRIVER_MODEL_BUILD)) {
+        snprintf(path, sizeof path, "%s", CW_DRIVER_MODEL_BUILD);
+        return path;
+    }
+    return NULL;
+}
+
+const char *model_layer_or_die(const char *spec) {
+    const char *layer = model_layer_path();
+    if (!layer)
+        die("--driver-model %s: the driver model layer is not there (looked for "
+            "$CW_DRIVER_MODEL_LAYER, then %s beside this program, then %s): build the "
+            "cw_drivermodel target, set CW_DRIVER_MODEL_LAYER, or run --driver-model pocl3 "
+            "for the real driver alone",
+            spec, CW_DRIVER_MODEL_REL,
+            CW_DRIVER_MODEL_BUILD[0] ? CW_DRIVER_MODEL_BUILD : "the build tree's (none built)");
+    return layer;
+}
+
+void model_setenv(const driver_model *m, const char *layer) {
+    if (m->layer && layer) {
+        setenv("OPENCL_LAYERS", layer, 1);
+        setenv("CW_DRIVER_MODEL", m->spec, 1);
+    } else {
+        /* The real driver: nothing between the loader and it. */
+        unsetenv("OPENCL_LAYERS");
+        unsetenv("CW_DRIVER_MODEL");
+    }
+}
+
+int model_check_loaded(char *msg, size_t len) {
+    const char *layer = getenv("OPENCL_LAYERS");
+    if (!layer || !*layer || !getenv("CW_DRIVER_MODEL"))
+        return 0;
+    /* The ICD loader skips a layer it cannot load without a word: a run
+     * that measured the real driver under a model's name would mislead, so
+     * the child looks for the layer among its mappings once OpenCL is up. */
+    char want[PATH_MAX];
+    if (!realpath(layer, want))
+        snprintf(want, sizeof want, "%s", layer);
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) {
+        snprintf(msg, len, "cannot read /proc/self/maps to check the driver model: %s",
+                 strerror(errno));
+        return -1;
+    }
+    char line[PATH_MAX + 256];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *p = strchr(line, '/');
+        if (!p)
+            continue;
+        p[strcspn(p, "\n")] = '\0';
+        found = !strcmp(p, want);
+    }
+    fclose(f);
+    if (!found)
+        snprintf(msg, len,
+                 "the driver model %s was asked for, but its layer %s is not loaded (does "
+                 "the ICD loader support OPENCL_LAYERS? ocl-icd 2.3 or later)",
+                 getenv("CW_DRIVER_MODEL"), want);
+    return found ? 0 : -1;
+}
