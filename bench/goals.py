@@ -19,23 +19,27 @@ Reads a cw-bench --json file (python3 standard library only) and prints:
       strategies within 5% of that best wall.
    A goal whose model or kernels the run lacks says so (SKIP).
 
---markdown prints the same as Markdown; --update FILE... puts that Markdown
+--markdown prints the same as Markdown; --update DOC... puts that Markdown
 between the lines "<!-- goals.py begin -->" and "<!-- goals.py end -->" of
-each FILE, with the command that made it, so that the figures in
-bench/README.md and README.md come from a kept run's JSON and are never
-typed. Exit status: 0 when every goal passes, 1 when one misses (or was
-skipped with --strict), 2 on bad input.
+each DOC (with "<!-- goals.py begin goals -->", the goal lines alone), so
+that the figures in bench/README.md and README.md come from a kept run's
+JSON and are never typed; --check DOC... says whether they still do (the
+docs.bench_goals test). Exit status: 0 when every goal passes (--check:
+every DOC is up to date), 1 when one misses (or was skipped, with
+--strict; --check: a DOC is not), 2 on bad input.
 
-usage: goals.py FILE [--markdown] [--update FILE...] [--strict]
+usage: goals.py FILE [--markdown] [--update DOC...] [--check DOC...] [--strict]
 """
 import argparse
 import json
 import math
 import os
+import re
 import sys
 
-BEGIN = "<!-- goals.py begin -->"
+BEGIN = re.compile(r"^<!-- goals\.py begin( goals)? -->$", re.M)
 END = "<!-- goals.py end -->"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXED_EXCLUDED = ("auto", "default")
 # Commands this long or longer are goal b's first part (us).
 LONG_COMMAND_US = 100.0
@@ -119,14 +123,15 @@ class Goal:
             return "SKIP"
         return "PASS" if all(ok for ok, _ in self.checks) else "MISS"
 
-    def lines(self):
+    def lines(self, misses_only=False):
         n_ok = sum(ok for ok, _ in self.checks)
         out = [f"goal {self.name}: {self.status}: {self.text}"
                + (f" ({n_ok} of {len(self.checks)} checks met)" if self.checks else "")]
         if self.skip or not self.checks:
             out.append(f"  {self.skip or 'nothing in this run to check'}")
         for ok, what in self.checks:
-            out.append(f"  {'ok  ' if ok else 'MISS'} {what}")
+            if not (ok and misses_only):
+                out.append(f"  {'ok  ' if ok else 'MISS'} {what}")
         return out
 
 
@@ -199,7 +204,9 @@ def md_table(head, rows):
             + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
 
 
-def report(run, path, markdown):
+def report(run, path, markdown, doc=None, goals_only=False):
+    """The lines to print, or with doc the Markdown block for that file
+    (paths relative to it), and the goals."""
     head, rows = comparison(run)
     goals = [goal_a(run), goal_b(run), goal_c(run)]
     h = run.header
@@ -208,10 +215,15 @@ def report(run, path, markdown):
              f"{len(run.models)} driver models ({', '.join(run.models)})")
     out = []
     if markdown:
-        out += [f"From `{os.path.relpath(path)}` ({ident}) by `bench/goals.py`; means per "
+        where = os.path.relpath(path, os.path.dirname(os.path.abspath(doc)) if doc else None)
+        out += [f"From [{where}]({where}) ({ident}) by `bench/goals.py`; means per "
                 "launch, ratios to `blocking` in the same cell.", ""]
-        out += md_table(head, rows) + [""]
-        out += ["```"] + [l for g in goals for l in g.lines()] + ["```"]
+        if not goals_only:
+            out += md_table(head, rows) + [""]
+        else:
+            out += ["Each goal, with the checks it missed (all checks: the same block in "
+                    "bench/README.md):", ""]
+        out += ["```"] + [l for g in goals for l in g.lines(goals_only)] + ["```"]
     else:
         out += [f"== comparison: {ident}; means per launch, ratios to blocking in the same "
                 "cell =="]
@@ -220,24 +232,29 @@ def report(run, path, markdown):
     return out, goals
 
 
-def update(paths, block, cmd):
-    for p in paths:
-        with open(p, encoding="utf-8") as f:
-            text = f.read()
-        if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-            raise ValueError(f"{p}: expected one '{BEGIN}' line before one '{END}' line")
-        a = text.index(BEGIN) + len(BEGIN)
-        b = text.index(END)
-        body = "\n".join([f"<!-- made by: {cmd} -->", ""] + block + [""])
-        with open(p, "w", encoding="utf-8") as f:
-            f.write(text[:a] + "\n" + body + "\n" + text[b:])
+def blocks(doc_path, run, json_path):
+    """doc_path's text, and the same text with each goals.py block made
+    anew from the run."""
+    with open(doc_path, encoding="utf-8") as f:
+        text = f.read()
+    begins = list(BEGIN.finditer(text))
+    if len(begins) != 1 or text.count(END) != 1 or begins[0].end() > text.index(END):
+        raise ValueError(f"{doc_path}: expected one '<!-- goals.py begin -->' line (or "
+                         f"'<!-- goals.py begin goals -->') before one '{END}' line")
+    m = begins[0]
+    lines, _ = report(run, json_path, True, doc_path, goals_only=bool(m.group(1)))
+    rel = lambda p: os.path.relpath(os.path.abspath(p), ROOT)
+    cmd = f"bench/goals.py {rel(json_path)} --update {rel(doc_path)}"
+    body = "\n".join([f"<!-- made by {cmd}: do not edit -->", ""] + lines + [""])
+    return text, text[:m.end()] + "\n" + body + "\n" + text[text.index(END):]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json_file")
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--update", nargs="+", metavar="FILE")
+    ap.add_argument("--update", nargs="+", metavar="DOC")
+    ap.add_argument("--check", nargs="+", metavar="DOC")
     ap.add_argument("--strict", action="store_true", help="a skipped goal fails too")
     args = ap.parse_args()
     try:
@@ -246,17 +263,27 @@ def main():
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"{args.json_file}: cannot read cw-bench results: {e}", file=sys.stderr)
         return 2
-    lines, goals = report(run, args.json_file, args.markdown or bool(args.update))
+    lines, goals = report(run, args.json_file, args.markdown)
+    try:
+        for doc in args.check or []:
+            old, new = blocks(doc, run, args.json_file)
+            if old != new:
+                print(f"{doc}: its goals.py block is not what {args.json_file} gives: run "
+                      f"bench/goals.py {args.json_file} --update {doc}")
+                return 1
+            print(f"{doc}: its goals.py block is {args.json_file}'s")
+        if args.check:
+            return 0
+        for doc in args.update or []:
+            _, new = blocks(doc, run, args.json_file)
+            with open(doc, "w", encoding="utf-8") as f:
+                f.write(new)
+    except (OSError, ValueError) as e:
+        print(f"goals.py: {e}", file=sys.stderr)
+        return 2
     if args.update:
-        cmd = "bench/goals.py " + os.path.relpath(args.json_file) + " --update " + " ".join(
-            os.path.relpath(p) for p in args.update)
-        try:
-            update(args.update, lines, cmd)
-        except (OSError, ValueError) as e:
-            print(f"goals.py: {e}", file=sys.stderr)
-            return 2
-    else:
-        print("\n".join(lines))
+        return 0
+    print("\n".join(lines))
     bad = [g for g in goals if g.status == "MISS" or (args.strict and g.status == "SKIP")]
     return 1 if bad else 0
 

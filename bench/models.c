@@ -9,6 +9,7 @@
  * child's environment before exec, since the loader reads them when the
  * process first calls OpenCL. The parent never loads it.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -172,30 +173,17 @@ int model_check_loaded(char *msg, size_t len) {
         return 0;
     /* The ICD loader skips a layer it cannot load without a word: a run
      * that measured the real driver under a model's name would mislead, so
-     * the child looks for the layer among its mappings once OpenCL is up. */
-    char want[PATH_MAX];
-    if (!realpath(layer, want))
-        snprintf(want, sizeof want, "%s", layer);
-    FILE *f = fopen("/proc/self/maps", "r");
-    if (!f) {
-        snprintf(msg, len, "cannot read /proc/self/maps to check the driver model: %s",
-                 strerror(errno));
-        return -1;
-    }
-    char line[PATH_MAX + 256];
-    bool found = false;
-    while (!found && fgets(line, sizeof line, f)) {
-        char *p = strchr(line, '/');
-        if (!p)
-            continue;
-        p[strcspn(p, "\n")] = '\0';
-        found = !strcmp(p, want);
-    }
-    fclose(f);
-    if (!found)
+     * the child asks, once OpenCL is up, whether the layer is in the
+     * process (RTLD_NOLOAD loads nothing) and is a layer at all. */
+    void *h = dlopen(layer, RTLD_NOW | RTLD_NOLOAD);
+    bool ok = h && dlsym(h, "clInitLayer") && dlsym(h, "clGetLayerInfo");
+    if (h)
+        dlclose(h);
+    if (!ok)
         snprintf(msg, len,
-                 "the driver model %s was asked for, but its layer %s is not loaded (does "
-                 "the ICD loader support OPENCL_LAYERS? ocl-icd 2.3 or later)",
-                 getenv("CW_DRIVER_MODEL"), want);
-    return found ? 0 : -1;
+                 "the driver model %s was asked for, but %s is not loaded as an OpenCL layer "
+                 "(%s; the ICD loader must support OPENCL_LAYERS: ocl-icd 2.3 or later)",
+                 getenv("CW_DRIVER_MODEL"), layer,
+                 h ? "it is in the process but is no layer" : "it is not in the process");
+    return ok ? 0 : -1;
 }
