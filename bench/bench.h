@@ -150,6 +150,7 @@ typedef struct kernel_spec {
     double nominal_us; /* run time on one worker: the target, else an estimate */
     bool is_long;      /* nominal_us >= LONG_US */
     unsigned launches, warmup, block; /* per strategy; a long kernel's own */
+    double timer_us; /* a timer-driven device's run time, which replaces profiling (0: none) */
 } kernel_spec;
 
 void busy_name(double us, unsigned iters, char *out, size_t len);
@@ -170,7 +171,9 @@ typedef struct driver_model {
     char preset[32];
     bool layer;               /* false: the real driver, unchanged (plain pocl3): no layer loaded */
     double callback_delay_us; /* the preset's late callbacks, for the plan's estimate */
-    bool timer_device;        /* the same: kernels take no host CPU */
+    bool timer_device;        /* kernels take no host CPU: device=timer */
+    double busy_ns;           /* the model's busy_ns= (0: not given) */
+    double kernel_us;         /* a timer-driven kernel other than busy */
 } driver_model;
 
 /* Splits a --driver-model LIST into o->models: an item with '=' is a
@@ -183,8 +186,15 @@ void model_info(const char *spec, driver_model *m);
 const char *model_layer_path(void);
 /* The same, or exit 2 with where it looked: the run needs it for `spec`. */
 const char *model_layer_or_die(const char *spec);
-/* In the child before exec: the environment that selects the model. */
+/* The busy kernel's ns per iteration the bench gives a timer-driven device
+ * (the layer's busy_ns), so that its run time is the target. */
+#define TIMER_BUSY_NS 100
+/* In the child before exec: the environment that selects the model
+ * (OPENCL_LAYERS, CW_DRIVER_MODEL; CW_BENCH_MODEL, the model as given). */
 void model_setenv(const driver_model *m, const char *layer);
+/* In a child under a timer-driven device: each kernel's run time there
+ * (timer_us), the busy kernels' iterations set to give their targets. */
+void model_timer(const options *o, kernel_spec *ks, int nk);
 /* In a child: 0 when the model's layer is loaded into this process (or none
  * is wanted), -1 with the reason in msg. */
 int model_check_loaded(char *msg, size_t len);

@@ -68,7 +68,10 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
         return -1;
     }
     cl_ulong kns = 0;
-    err = cwh_event_runtime_ns(ev, &kns);
+    /* A timer-driven device's event is a marker's: the run time is the
+     * model's, which the bench set. */
+    err = k->timer_us > 0 ? (kns = (cl_ulong)(k->timer_us * 1e3), CL_SUCCESS)
+                          : cwh_event_runtime_ns(ev, &kns);
     clReleaseEvent(ev);
     if (err != CL_SUCCESS) {
         child_error(c, "%s: event profiling failed: OpenCL error %d", k->name, err);
@@ -251,7 +254,9 @@ static int run_cell(child *c, const kernel_spec *k) {
         /* The latency kernel really runs for a tiny fraction of its wall
          * time; only a run time of next to nothing (Mesa 22 rusticl reports
          * about 1 ns) gives profiling away there. */
-        if (k->kind == K_LATENCY)
+        if (k->timer_us > 0)
+            profiling_ok = true; /* the model's run time, not profiling */
+        else if (k->kind == K_LATENCY)
             profiling_ok &= kernel_sum >= 0.05 * cs.count;
         else
             profiling_ok &= kernel_sum >= 0.01 * wall_sum;
@@ -340,6 +345,16 @@ int child_run(const options *o) {
         return 1;
     kernel_spec ks[MAX_KERNELS];
     int nk = build_kernels(o, ks);
+    model_timer(o, ks, nk);
+    if (nk && ks[0].timer_us > 0) {
+        char note[300];
+        snprintf(note, sizeof note,
+                 "%s: a timer-driven device: the kernel column is the model's run time (a "
+                 "busy kernel's target, or its iterations x the model's busy_ns; others the "
+                 "model's kernel_us), not event profiling",
+                 getenv("CW_BENCH_MODEL"));
+        proto_note(c.out, note);
+    }
     int failures = 0;
     /* The floor runs in this process, with OpenCL's threads started but idle
      * between cells: the same pinning as the waits it is compared with. */

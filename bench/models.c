@@ -29,17 +29,22 @@
 #define CW_DRIVER_MODEL_REL "../lib/cw/libcw_drivermodel.so"
 #endif
 
-/* The presets the layer knows. callback_delay_us is only the plan's
- * estimate of what a callback-driven wait adds per launch under the preset;
- * what the model does is the layer's business (support/drivermodel). */
+/* The presets the layer knows (support/drivermodel/config.c), with the two
+ * of their parameters the benchmark must know of: how late callbacks come
+ * (the plan's estimate of what a callback-driven wait adds per launch) and
+ * whether the device is timer-driven (then the bench sets the busy
+ * kernel's run time, below). What the model does is the layer's business. */
 static const struct {
     const char *name;
     double callback_delay_us;
     bool timer_device; /* commands' run time passes on a timer, not on the CPUs */
 } presets[] = {
-    {"pocl3", 0, false}, {"pocl7", 0, false}, {"nvidia", 20000, true},
-    {"neo", 0, true},    {"rocm", 0, true},
+    {"pocl3", 0, false}, {"pocl7", 100, false}, {"nvidia", 20000, true},
+    {"neo", 0, false},   {"rocm", 0, true},
 };
+/* The layer's run time of a timer-driven kernel other than busy, unless
+ * the model sets kernel_us. */
+#define LAYER_KERNEL_US 10.0
 #define NPRESETS (sizeof presets / sizeof presets[0])
 
 static int preset_index(const char *name) {
@@ -67,11 +72,25 @@ void model_info(const char *spec, driver_model *m) {
     /* pocl3 is the real driver: without parameters nothing is loaded, so
      * that the unchanged driver is measured without a layer in the way. */
     m->layer = strcmp(spec, "pocl3") != 0;
-    /* A callback delay given as a parameter replaces the preset's in the
-     * plan (the layer's own name for it). */
-    const char *d = strstr(spec, ",callback_delay_us=");
-    if (d)
-        m->callback_delay_us = atof(d + strlen(",callback_delay_us="));
+    m->kernel_us = LAYER_KERNEL_US;
+    /* Parameters after the preset override it, as in the layer. */
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq)
+            continue;
+        *eq++ = '\0';
+        if (!strcmp(t, "callback_delay_us"))
+            m->callback_delay_us = atof(eq);
+        else if (!strcmp(t, "device"))
+            m->timer_device = !strcmp(eq, "timer");
+        else if (!strcmp(t, "busy_ns"))
+            m->busy_ns = atof(eq);
+        else if (!strcmp(t, "kernel_us"))
+            m->kernel_us = atof(eq);
+    }
 }
 
 void parse_models(const char *list, options *o) {
@@ -157,14 +176,50 @@ const char *model_layer_or_die(const char *spec) {
 }
 
 void model_setenv(const driver_model *m, const char *layer) {
+    setenv("CW_BENCH_MODEL", m->spec, 1);
     if (m->layer && layer) {
+        char spec[320];
+        /* A timer-driven busy kernel runs iterations x busy_ns: the child
+         * sets its iterations from its target at this rate (model_timer). */
+        if (m->timer_device && !(m->busy_ns > 0))
+            snprintf(spec, sizeof spec, "%s,busy_ns=%d", m->spec, TIMER_BUSY_NS);
+        else
+            snprintf(spec, sizeof spec, "%s", m->spec);
         setenv("OPENCL_LAYERS", layer, 1);
-        setenv("CW_DRIVER_MODEL", m->spec, 1);
+        setenv("CW_DRIVER_MODEL", spec, 1);
     } else {
         /* The real driver: nothing between the loader and it. */
         unsetenv("OPENCL_LAYERS");
         unsetenv("CW_DRIVER_MODEL");
     }
+}
+
+void model_timer(const options *o, kernel_spec *ks, int nk) {
+    const char *spec = getenv("CW_BENCH_MODEL");
+    if (!spec)
+        return;
+    driver_model m;
+    model_info(spec, &m);
+    if (!m.layer || !m.timer_device)
+        return;
+    for (int i = 0; i < nk; ++i) {
+        kernel_spec *k = &ks[i];
+        if (k->kind != K_BUSY) {
+            k->timer_us = m.kernel_us;
+            continue;
+        }
+        if (m.busy_ns > 0) {
+            /* The model's own rate: the calibrated iterations at it. */
+            k->timer_us = (double)k->iters * m.busy_ns / 1e3;
+            continue;
+        }
+        /* The target's length (the layer runs at most 64 iterations for
+         * real, which give the kernel's checked result). */
+        double iters = k->nominal_us * 1e3 / TIMER_BUSY_NS;
+        k->iters = iters < 64 ? 64u : iters > 4e9 ? 4000000000u : (unsigned)(iters + 0.5);
+        k->timer_us = (double)k->iters * TIMER_BUSY_NS / 1e3;
+    }
+    (void)o;
 }
 
 int model_check_loaded(char *msg, size_t len) {
