@@ -48,6 +48,10 @@ uint64_t cw__estimate_get(uintptr_t key) {
     return atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
 }
 
+uint64_t cw__estimate_of(cl_event event) {
+    return cw__estimate_get(queue_key(event));
+}
+
 /* Exponentially weighted, 1/4 weight to the newest wait: a few waits follow
  * a change to a longer kernel, one outlier moves it by a quarter. */
 void cw__estimate_put(uintptr_t key, uint64_t ns) {
@@ -129,10 +133,12 @@ static bool spare_cpu(unsigned device_cpus) {
 /*
  * How many host CPUs the queue's device occupies while it runs a command:
  * its compute units for a CPU device (PoCL's pthread device has one per
- * worker thread), none for any other. Two or three OpenCL queries, cached in
- * the queue's estimate slot. Without this a CPU device's workers, which
- * sleep between kernels and have only just been woken when the wait starts,
- * would not show in /proc/loadavg and every CPU would look spare.
+ * worker thread), none for any other: a GPU's or an accelerator's work runs
+ * on the device, so a GPU device leaves every allowed CPU to the rule
+ * below (its driver's threads, when they run, show in /proc/loadavg). Two or three OpenCL queries,
+ * cached in the queue's estimate slot. Without this a CPU device's workers, which sleep between
+ * kernels and have only just been woken when the wait starts, would not show in /proc/loadavg and
+ * every CPU would look spare.
  */
 static unsigned host_units(uintptr_t key) {
     unsigned i = est_slot(key);

@@ -16,6 +16,10 @@
  * and for auto the spin budget of this wait (0: park at once). */
 void cw__estimate_plan(cw__plan *p, cl_event event);
 
+/* The expected wait on the queue of `event` in ns (one OpenCL query); 0
+ * when there is none (yet, or a user event). */
+uint64_t cw__estimate_of(cl_event event);
+
 /* The expected wait on the queue of `key` in ns; 0 when there is none yet. */
 uint64_t cw__estimate_get(uintptr_t key);
 

@@ -2,6 +2,9 @@
 /* Layer 6.3, beside cw_wait: completions that signal an event loop's file descriptor. */
 #include "completion.h"
 #include "cw/notify.h"
+#include "driver.h"
+#include "estimate.h"
+#include "stats_internal.h"
 #include "status.h"
 #include "strategy.h"
 #include "table.h"
@@ -49,6 +52,7 @@ typedef struct watch {
     /* Under owner->mutex: */
     bool cancelled;            /* reports nothing */
     bool registering;          /* its subscription is being made: the checks skip it */
+    uint64_t due_ns;           /* its next failed-command check; UINT64_MAX: none */
     cw__pins pins;             /* status checks reading it outside the mutex (base.h) */
     struct watch *ready_next;  /* ready list (lock-free), then taken list (mutex) */
     struct watch *free_next;   /* a list of watches to free, local to one call */
@@ -67,8 +71,8 @@ struct cw_notifier {
     watch *live;                    /* all watches not yet freed, cancelled ones included */
     watch *lingering;               /* taken out, their signaller not done yet (free_next) */
     size_t pending;                 /* live watches not cancelled */
-    cw__check_schedule checks;      /* the failed-command status checks, under mutex */
-    uint64_t check_due_ns;          /* when the armed timer expires at the earliest; 0: disarmed */
+    cw__check_schedule checks;      /* the failed-command status checks; set at create */
+    uint64_t check_due_ns;          /* when the armed timer expires; 0: disarmed */
 };
 
 /*
@@ -104,13 +108,27 @@ static void watch_wake(cw__watcher *self) {
     CW__INJECT();
 }
 
-/* Under the mutex. The clock is read before the timer is set, so the timer
- * cannot expire before check_due_ns. */
-static void set_timer(cw_notifier *n, uint64_t ns) {
-    n->check_due_ns = ns ? cw_now_ns() + ns : 0;
-    struct itimerspec its = {.it_value = cw__timespec(ns)}; /* 0: disarm */
-    if (timerfd_settime(n->tfd, 0, &its, NULL) != 0)
+/* Under the mutex: arm the timer to expire at `due` (CLOCK_MONOTONIC ns,
+ * the clock of cw_now_ns and of the timerfd); 0 or UINT64_MAX disarms. */
+static void set_timer_at(cw_notifier *n, uint64_t due) {
+    if (due == UINT64_MAX)
+        due = 0;
+    if (due == n->check_due_ns)
+        return;
+    n->check_due_ns = due;
+    struct itimerspec its = {.it_value = cw__timespec(due)}; /* 0: disarm */
+    if (timerfd_settime(n->tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
         cw__die("timerfd_settime", errno);
+}
+
+/* Under the mutex: the earliest check due among the live watches not
+ * cancelled; UINT64_MAX for none. */
+static uint64_t earliest_due(const cw_notifier *n) {
+    uint64_t due = UINT64_MAX;
+    for (const watch *w = n->live; w; w = w->next)
+        if (!w->cancelled && w->due_ns < due)
+            due = w->due_ns;
+    return due;
 }
 
 int cw_notifier_create(uint32_t check_interval_us, cw_notifier **out) {
@@ -165,11 +183,10 @@ static void link_live(cw_notifier *n, watch *w) {
     if (n->live)
         n->live->prev = w;
     n->live = w;
-    /* The first pending watch starts the status checks from the first interval. */
-    if (n->pending++ == 0) {
-        n->checks.interval_ns = n->checks.first_ns;
-        set_timer(n, n->checks.interval_ns);
-    }
+    ++n->pending;
+    /* The timer is armed for the earliest check due (cw_notifier_watch). */
+    if (w->due_ns != UINT64_MAX && (!n->check_due_ns || w->due_ns < n->check_due_ns))
+        set_timer_at(n, w->due_ns);
 }
 
 static void unlink_live(cw_notifier *n, watch *w) {
@@ -184,7 +201,7 @@ static void unlink_live(cw_notifier *n, watch *w) {
 /* A watch stops being pending (delivered or cancelled). */
 static void end_pending(cw_notifier *n) {
     if (--n->pending == 0)
-        set_timer(n, 0);
+        set_timer_at(n, 0);
 }
 
 /* Under the mutex: report nothing for `w`, and have the next drain free it:
@@ -276,6 +293,18 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     clRetainEvent(event);
 
     bool finished = st <= CL_COMPLETE;
+    /* Its first failed-command check: none where the platform's failed
+     * commands fire their callbacks, else after the interval, or twice the
+     * expected wait (default interval). The notifier makes no probe (it
+     * may run inside a callback); it uses what a wait learned. */
+    w->due_ns = UINT64_MAX;
+    if (!finished) {
+        bool fire = cw__driver_failed_fire(cw__driver_of(event));
+        uint64_t delay =
+            cw__plan_first_check_ns(&n->checks, fire ? 0 : cw__estimate_of(event), fire);
+        if (delay != CW_DEADLINE_NONE)
+            w->due_ns = cw_deadline_after_ns(delay);
+    }
     pthread_mutex_lock(&n->mutex);
     link_live(n, w);
     if (finished) /* finished or failed already: no callback needed */
@@ -297,14 +326,21 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     return rc;
 }
 
-/* Under the mutex: pin every pending watch whose status the check reads. */
-static watch **pin_pending(cw_notifier *n, size_t *count) {
+/* Under the mutex: pin every pending watch whose check is due at `now`,
+ * whose status the check reads, and set the next check of every watch
+ * that was due (checked or not: one that could not be read now, being
+ * registered or signalled already, must not keep the timer expired). */
+static watch **pin_due(cw_notifier *n, uint64_t now, size_t *count) {
     *count = 0;
     watch **pinned = malloc(n->pending * sizeof *pinned);
     if (!pinned)
         return NULL; /* no check this time; the next timer tick tries again */
+    uint64_t next = cw_deadline_after_ns(CW_CHECK_INTERVAL_GROWTH * n->checks.first_ns);
     for (watch *w = n->live; w; w = w->next) {
-        if (w->cancelled || w->registering || cw__completion_is_signalled(w->completion))
+        if (w->cancelled || w->due_ns > now)
+            continue;
+        w->due_ns = next;
+        if (w->registering || cw__completion_is_signalled(w->completion))
             continue;
         cw__pins_take(&w->pins);
         pinned[(*count)++] = w;
@@ -383,9 +419,10 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     }
     if (got == (ssize_t)sizeof count && n->pending > 0) {
         size_t npinned;
-        watch **pinned = pin_pending(n, &npinned);
-        cw__plan_checks_grow(&n->checks);
-        set_timer(n, n->checks.interval_ns);
+        watch **pinned = pin_due(n, cw_now_ns(), &npinned);
+        set_timer_at(n, earliest_due(n));
+        if (npinned)
+            cw__stat_add(CW__STAT_CHECKS, 1);
         if (pinned) {
             pthread_mutex_unlock(&n->mutex);
             check_pinned(pinned, npinned);
@@ -435,6 +472,9 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     }
     if (n->taken_head)
         make_readable(n); /* more than `max` finished: come back for the rest */
+    /* The timer may have been armed for a watch just delivered. */
+    if (k && n->check_due_ns)
+        set_timer_at(n, n->pending ? earliest_due(n) : 0);
     pthread_mutex_unlock(&n->mutex);
 
     /* The results, outside the mutex: they read each event's status. */

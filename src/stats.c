@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Statistics: process-wide relaxed counters (cross-cutting, used by layer 6). */
 #include "stats_internal.h"
+#include "driver.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -52,4 +53,24 @@ void cw_stats_reset(void) {
         atomic_store_explicit(&counters[i], 0, memory_order_relaxed);
     for (unsigned b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
         atomic_store_explicit(&latency[b], 0, memory_order_relaxed);
+}
+
+int cw_stats_auto_get(cw_stats_auto *out, size_t size) {
+    if (!out || size == 0)
+        return CW_ERR_INVALID_ARGUMENT;
+    cw_stats_auto a;
+    memset(&a, 0, sizeof a);
+    cw__driver_summary(&a.platforms_probed, &a.platforms_failed_fire, &a.platforms_failed_silent,
+                       &a.platforms_late, &a.lateness_ns);
+#define GET(field, stat) a.field = atomic_load_explicit(&counters[stat], memory_order_relaxed)
+    GET(lateness_samples, CW__STAT_LATENESS_SAMPLES);
+    GET(unchecked_waits, CW__STAT_UNCHECKED);
+    GET(deferred_checks, CW__STAT_DEFERRED);
+    GET(checks, CW__STAT_CHECKS);
+    GET(hybrid_waits, CW__STAT_HYBRID);
+    GET(hybrid_callback_first, CW__STAT_HYBRID_CALLBACK_FIRST);
+    GET(late_callbacks, CW__STAT_LATE_SEEN);
+#undef GET
+    memcpy(out, &a, size < sizeof a ? size : sizeof a);
+    return CW_OK;
 }

@@ -16,6 +16,14 @@ typedef enum cw__stat {
     CW__STAT_POLLS,
     CW__STAT_TIMEOUTS,
     CW__STAT_LATENCY_COUNT,
+    /* What auto learned and decided (cw_stats_auto_get). */
+    CW__STAT_UNCHECKED,
+    CW__STAT_DEFERRED,
+    CW__STAT_CHECKS,
+    CW__STAT_HYBRID,
+    CW__STAT_HYBRID_CALLBACK_FIRST,
+    CW__STAT_LATE_SEEN,
+    CW__STAT_LATENESS_SAMPLES,
     CW__STAT_COUNT
 } cw__stat;
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Layer 6.2: the strategy table, names, and the plan every wait makes of its options. */
 #include "strategy.h"
+#include "stats_internal.h"
 
 #include <string.h>
 
@@ -10,16 +11,15 @@
 static const cw__strategy_row rows[CW_STRATEGY_COUNT] = {
     [CW_STRATEGY_BLOCKING] = {"blocking", CW__BLOCK, CW__COMPLETION_PTHREAD, CW__SPIN_NONE, false},
     [CW_STRATEGY_COOPERATIVE] = {"cooperative", CW__CALLBACK, CW__COMPLETION_YIELD, CW__SPIN_NONE,
-                                 false},
+                                 true},
     [CW_STRATEGY_POLL] = {"poll", CW__POLL, CW__COMPLETION_YIELD, CW__SPIN_NONE, false},
     [CW_STRATEGY_COOPERATIVE_WAKE_LOCKED] = {"cooperative-wake-locked", CW__CALLBACK,
-                                             CW__COMPLETION_YIELD_WAKE_LOCKED, CW__SPIN_NONE,
-                                             false},
+                                             CW__COMPLETION_YIELD_WAKE_LOCKED, CW__SPIN_NONE, true},
     [CW_STRATEGY_COOPERATIVE_NOYIELD] = {"cooperative-noyield", CW__CALLBACK,
-                                         CW__COMPLETION_NOYIELD_WAKE_LOCKED, CW__SPIN_NONE, false},
-    [CW_STRATEGY_PTHREAD] = {"pthread", CW__CALLBACK, CW__COMPLETION_PTHREAD, CW__SPIN_NONE, false},
+                                         CW__COMPLETION_NOYIELD_WAKE_LOCKED, CW__SPIN_NONE, true},
+    [CW_STRATEGY_PTHREAD] = {"pthread", CW__CALLBACK, CW__COMPLETION_PTHREAD, CW__SPIN_NONE, true},
     [CW_STRATEGY_SPIN_PARK] = {"spin-park", CW__CALLBACK, CW__COMPLETION_YIELD, CW__SPIN_BUDGET,
-                               false},
+                               true},
     [CW_STRATEGY_BACKOFF_POLL] = {"backoff-poll", CW__BACKOFF, CW__COMPLETION_YIELD, CW__SPIN_NONE,
                                   true},
     [CW_STRATEGY_AUTO] = {"auto", CW__CALLBACK, CW__COMPLETION_YIELD, CW__SPIN_AUTO, true},
@@ -62,8 +62,22 @@ static int validate(const cw_wait_options *o) {
 cw__check_schedule cw__plan_checks(uint32_t check_interval_us) {
     uint64_t first =
         (uint64_t)(check_interval_us ? check_interval_us : CW_CHECK_INTERVAL_US_DEFAULT) * 1000u;
-    cw__check_schedule s = {first, first};
+    cw__check_schedule s = {first, first, check_interval_us == 0};
     return s;
+}
+
+uint64_t cw__plan_first_check_ns(const cw__check_schedule *s, uint64_t expected_ns, bool fire) {
+    if (fire) {
+        cw__stat_add(CW__STAT_UNCHECKED, 1);
+        return CW_DEADLINE_NONE;
+    }
+    if (!s->by_expected || expected_ns <= s->first_ns / CW__CHECK_EXPECTED_FACTOR)
+        return s->first_ns;
+    cw__stat_add(CW__STAT_DEFERRED, 1);
+    uint64_t later = expected_ns < CW__CHECK_EXPECTED_MAX_NS / CW__CHECK_EXPECTED_FACTOR
+                         ? expected_ns * CW__CHECK_EXPECTED_FACTOR
+                         : CW__CHECK_EXPECTED_MAX_NS;
+    return later > s->first_ns ? later : s->first_ns;
 }
 
 int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
@@ -88,6 +102,7 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
     p->spin_cap_ns = (uint64_t)(o->spin_us ? o->spin_us : CW_AUTO_SPIN_US_CAP) * 1000u;
     p->queue_key = 0;
     p->expected_ns = 0;
+    p->driver = NULL;
     p->parker = o->parker;
     if (!p->parker) {
         cw_futex_parker_init(&p->own);

@@ -35,7 +35,9 @@ typedef struct cw__strategy_row {
     cw__method method;
     cw__completion_kind kind; /* lock and wake order of the completion (callback waits) */
     cw__spin spin;
-    bool estimates; /* it reads and feeds the per-queue estimate of the wait */
+    /* It reads and feeds the per-queue estimate of the wait: every callback
+     * row, for its check schedule; backoff-poll and auto also plan with it. */
+    bool estimates;
 } cw__strategy_row;
 
 /* The row of a valid strategy; CW_STRATEGY_DEFAULT has the row of the
@@ -51,10 +53,30 @@ const cw__strategy_row *cw__strategy_row_of(cw_strategy s);
  */
 typedef struct cw__check_schedule {
     uint64_t first_ns, interval_ns;
+    bool by_expected; /* the default interval: the first check may wait for the expected wait */
 } cw__check_schedule;
 
 /* The schedule of a check_interval_us option (0: the default). */
 cw__check_schedule cw__plan_checks(uint32_t check_interval_us);
+
+/*
+ * With the default interval, a wait expected to last E ns makes its first
+ * check no sooner than this many times E (and no later than
+ * CW__CHECK_EXPECTED_MAX_NS for it), so that a command as long as the
+ * waits before it is done before any check: a failure is then reported
+ * within 2 * the interval of it or by that first check, whichever is later.
+ */
+#define CW__CHECK_EXPECTED_FACTOR 2u
+#define CW__CHECK_EXPECTED_MAX_NS 4000000000u
+
+/*
+ * The delay from now to a wait's first check: CW_DEADLINE_NONE when
+ * `fire` (failed commands fire their callbacks on the wait's platform: no
+ * check is needed); the interval, or with the default interval
+ * CW__CHECK_EXPECTED_FACTOR * `expected_ns` when that is longer (capped).
+ * Counts the wait as unchecked or deferred (cw_stats_auto).
+ */
+uint64_t cw__plan_first_check_ns(const cw__check_schedule *s, uint64_t expected_ns, bool fire);
 
 /* After a check: the next interval, doubled up to the cap. */
 static inline void cw__plan_checks_grow(cw__check_schedule *s) {
@@ -74,6 +96,7 @@ typedef struct cw__plan {
     uint64_t spin_cap_ns;      /* auto: the longest expected wait worth a spin */
     uintptr_t queue_key;       /* the estimate's key (cw__estimate_plan); 0 for none */
     uint64_t expected_ns;      /* the expected wait (cw__estimate_plan); 0 for none */
+    struct cw__driver *driver; /* what is known of the event's platform; NULL: nothing */
     cw_parker *parker;         /* the caller's, or `own` */
     cw_futex_parker own;
 } cw__plan;

@@ -2,6 +2,7 @@
 /* Layer 6.1: the event table (records, subscribers, sweep, forget) and the looks at an event. */
 #include "table.h"
 #include "cw/wait.h" /* cw_event_forget */
+#include "driver.h"
 #include "relax.h"
 #include "spinlock.h"
 #include "status.h"
@@ -59,6 +60,8 @@ typedef struct record {
     uint32_t nsubs, cap;
     cw__pins pins;       /* sweeps reading the event's status outside the lock */
     bool done;           /* the callback ran: later subscribers are signalled at once */
+    cw__driver *measure; /* seen finished at seen_ns before the callback: give it the lateness */
+    uint64_t seen_ns;
     struct record *next; /* table chain, then a teardown list */
 } record;
 
@@ -133,6 +136,8 @@ static void record_wake(cw__watcher *w) {
     record *r = cw__container_of(w, record, watcher);
     uint32_t n = 0;
     uintptr_t *subs = NULL;
+    cw__driver *measure = NULL;
+    uint64_t seen = 0;
     cw__spinlock_lock(&table_lock);
     if (*find(r->event) == r) {
         r->done = true;
@@ -140,8 +145,15 @@ static void record_wake(cw__watcher *w) {
         n = r->nsubs;
         r->subs = NULL;
         r->nsubs = r->cap = 0;
+        measure = r->measure;
+        seen = r->seen_ns;
+        r->measure = NULL;
     }
     cw__spinlock_unlock(&table_lock);
+    if (measure) {
+        uint64_t landed = cw__completion_landed_ns(r->fired);
+        cw__driver_lateness_sample(measure, landed > seen ? landed - seen : 0);
+    }
     signal_all(subs, n);
 }
 
@@ -401,6 +413,28 @@ bool cw__table_leave(cl_event event, cw__completion *c, bool finished) {
     if (finished)
         cw__table_forget(event);
     return signalled;
+}
+
+bool cw__table_leave_seen(cl_event event, cw__completion *c, uint64_t seen_ns, cw__driver *d) {
+    uintptr_t token = cw__completion_token(c);
+    bool kept = false;
+    cw__spinlock_lock(&table_lock);
+    record *r = *find(event);
+    for (uint32_t i = 0; r && i < r->nsubs; ++i)
+        if (r->subs[i] == token) {
+            r->subs[i] = r->subs[--r->nsubs];
+            break;
+        }
+    if (r && !r->done && d) {
+        r->measure = d;
+        r->seen_ns = seen_ns;
+        kept = true;
+    }
+    cw__spinlock_unlock(&table_lock);
+    cw__completion_release(c, NULL);
+    if (!kept)
+        cw__table_forget(event);
+    return kept;
 }
 
 void cw__table_forget(cl_event event) {

@@ -58,6 +58,19 @@ int cw__table_join(cl_event event, cw__completion *c, unsigned how, cl_int *cl_e
 bool cw__table_leave(cl_event event, cw__completion *c, bool finished);
 
 /*
+ * As cw__table_leave for an event a status read found complete at `seen_ns`
+ * while `c` had not been signalled (its callback is late): the record, if
+ * the event has one whose callback has not run, stays in the table until
+ * the callback lands, which then gives `d` the lateness sample (landing
+ * minus `seen_ns`); a sweep or the next look at the event drops it as
+ * usual. Returns whether a record was left to measure; otherwise the
+ * event's record is forgotten as after a finished wait.
+ */
+struct cw__driver;
+bool cw__table_leave_seen(cl_event event, cw__completion *c, uint64_t seen_ns,
+                          struct cw__driver *d);
+
+/*
  * After `*c` was signalled: read the event's own status (the callback
  * reports the trigger's, and the record may have been dropped while the
  * command runs). Final, or a failed read: returns as cw__table_look, `*c`

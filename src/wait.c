@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Layer 6.3: cw_wait and the ways a strategy waits (the table is strategy.c). */
 #include "completion.h"
+#include "driver.h"
 #include "estimate.h"
 #include "relax.h"
 #include "stats_internal.h"
@@ -50,13 +51,6 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
 }
 
 /*
- * Backoff polling: no callback, no lock, no wake-up; the waiter reads the
- * status and sleeps. The sleeps are what costs accuracy: Linux may defer a
- * sleeper's wake-up by its timer slack (the timer-slack table in
- * bench/README.md), so the slack is lowered to 1 ns for the wait and
- * restored on every return path.
- */
-/*
  * The shortest sleep backoff-poll plans through an expected wait. With the
  * cap below (no sleep longer than the time waited so far), a command that
  * runs R ns is seen done by max(2 R, R + this) plus the wake-up latency,
@@ -67,14 +61,83 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
  * mean the thread's default). */
 #define BACKOFF_TIMERSLACK_NS 1u
 
+/*
+ * The delays of a polling wait, shared by backoff-poll and auto's hybrid
+ * wait: sleep through the expected rest of the wait (waking `early` ns
+ * before its end), never longer than the time waited so far (at least
+ * BACKOFF_FLOOR_NS), then poll at 1, 2, 4 ... µs, each delay capped at the
+ * time waited so far >> `overshoot_shift` (at least 1 µs), so the
+ * overshoot after the command finishes stays within that share of the
+ * wait. No delay outlasts `longest` (the check interval, so a failure is
+ * seen as soon as by the callback waits) nor the deadline.
+ */
+typedef struct poll_steps {
+    uint64_t start, expected, longest, early;
+    unsigned overshoot_shift;
+    uint64_t step;      /* the next short delay, ns: 1 µs, doubling */
+    bool past_expected; /* the last delay was a poll past the expected end */
+} poll_steps;
+
+static poll_steps poll_steps_of(const cw__plan *p, uint64_t early, unsigned overshoot_shift) {
+    poll_steps s = {p->start_ns, p->expected_ns, p->checks.first_ns, early, overshoot_shift,
+                    1000,        false};
+    return s;
+}
+
+static uint64_t poll_steps_next(poll_steps *s, uint64_t now, uint64_t deadline) {
+    uint64_t elapsed = now - s->start, d;
+    s->past_expected = !(s->expected > elapsed + s->early + CW__MICRODELAY_SPIN_NS);
+    if (!s->past_expected) {
+        /* Sleep through the expected rest, waking `early` before it, but
+         * never longer than the time waited so far: an estimate that is far
+         * too long (a first launch that compiled the kernel) then costs a
+         * few extra polls, never a late answer. */
+        d = s->expected - elapsed - s->early;
+        uint64_t cap = elapsed > BACKOFF_FLOOR_NS ? elapsed : BACKOFF_FLOOR_NS;
+        if (d > cap)
+            d = cap;
+    } else {
+        /* Past the estimate (or none): poll at growing intervals. */
+        uint64_t cap = elapsed >> s->overshoot_shift;
+        if (cap < 1000u)
+            cap = 1000u;
+        d = s->step < cap ? s->step : cap;
+        s->step = d * 2u;
+    }
+    if (d > s->longest)
+        d = s->longest;
+    if (d > deadline - now)
+        d = deadline - now;
+    return d;
+}
+
+/* The thread's timer slack, lowered for a polling wait and restored on
+ * every return path: Linux may defer a sleeper's wake-up by its slack (the
+ * timer-slack table in bench/README.md). */
+typedef struct slack_guard {
+    uint64_t old;
+    bool set;
+} slack_guard;
+
+static slack_guard slack_lower(void) {
+    slack_guard g = {0, false};
+    g.set = cw__timerslack_set(BACKOFF_TIMERSLACK_NS, &g.old) == CW_OK;
+    return g;
+}
+
+static void slack_restore(const slack_guard *g) {
+    if (g->set)
+        cw__timerslack_set(g->old, NULL);
+}
+
+/*
+ * Backoff polling: no callback, no lock, no wake-up; the waiter reads the
+ * status and sleeps (poll_steps, an eighth of the wait at most past the
+ * estimate; delays up to CW__MICRODELAY_SPIN_NS are spun).
+ */
 static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_status) {
-    uint64_t start = p->start_ns, expected = p->expected_ns, deadline = p->deadline_ns;
-    /* No sleep outlasts the check interval either, so a failure is seen as
-     * soon by this strategy as by the callback ones. */
-    uint64_t longest = p->checks.first_ns;
-    uint64_t old_slack = 0;
-    bool slack_set = cw__timerslack_set(BACKOFF_TIMERSLACK_NS, &old_slack) == CW_OK;
-    uint64_t step = 1000; /* the next short delay, ns: 1 µs, doubling */
+    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, 3);
+    slack_guard slack = slack_lower();
     uint64_t polls = 0, spins = 0, sleeps = 0;
     int rc;
     for (;;) {
@@ -87,40 +150,18 @@ static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_statu
             break;
         }
         uint64_t now = cw_now_ns();
-        if (now >= deadline) {
+        if (now >= p->deadline_ns) {
             rc = CW_ERR_TIMEOUT;
             break;
         }
-        uint64_t elapsed = now - start, d;
-        if (expected > elapsed + 2u * CW__MICRODELAY_SPIN_NS) {
-            /* Sleep through the expected rest, waking a spin's length early,
-             * but never longer than the time waited so far: an estimate
-             * that is far too long (a first launch that compiled the
-             * kernel) then costs a few extra polls, never a late answer. */
-            d = expected - elapsed - CW__MICRODELAY_SPIN_NS;
-            uint64_t cap = elapsed > BACKOFF_FLOOR_NS ? elapsed : BACKOFF_FLOOR_NS;
-            if (d > cap)
-                d = cap;
-        } else {
-            /* Past the estimate (or none): poll at growing intervals, capped
-             * at an eighth of the time waited so far, so the overshoot after
-             * the command finishes stays within about 12% of the wait. */
-            uint64_t cap = elapsed / 8u < 1000u ? 1000u : elapsed / 8u;
-            d = step < cap ? step : cap;
-            step = d * 2u;
-        }
-        if (d > longest)
-            d = longest;
-        if (d > deadline - now)
-            d = deadline - now;
+        uint64_t d = poll_steps_next(&s, now, p->deadline_ns);
         if (d > CW__MICRODELAY_SPIN_NS)
             ++sleeps;
         else
             ++spins;
         cw__microdelay(d);
     }
-    if (slack_set)
-        cw__timerslack_set(old_slack, NULL);
+    slack_restore(&slack);
     cw__stat_add(CW__STAT_POLLS, polls);
     cw__stat_add(CW__STAT_SPINS, spins);
     cw__stat_add(CW__STAT_SLEEPS, sleeps);
@@ -169,6 +210,43 @@ static bool yield_a_little(cw__completion *c) {
     return signalled;
 }
 
+/* Join `c` to the event's callback, as wait_callback and wait_hybrid do. */
+static int join_for(cl_event event, cw__plan *p, cw__completion *c, cl_int *cl_status) {
+    unsigned how = CW__JOIN_SWEEP;
+    if ((p->flags & CW_WAIT_OWN_CALLBACK) && p->deadline_ns == CW_DEADLINE_NONE)
+        how |= CW__JOIN_OWN;
+    return cw__table_join(event, c, how, cl_status);
+}
+
+/*
+ * A status read found the command complete while `c` was not signalled: its
+ * callback is late. Count it, and leave the event's record (if any) to
+ * measure by how much when the callback lands (one measurement at a time
+ * per platform), or leave as after any finished wait.
+ */
+static void leave_seen_first(cl_event event, cw__plan *p, cw__completion *c) {
+    cw__stat_add(CW__STAT_LATE_SEEN, 1);
+    uint64_t now = cw_now_ns();
+    if (cw__driver_measure_claim(p->driver, now)) {
+        if (!cw__table_leave_seen(event, c, now, p->driver))
+            cw__driver_measure_cancel(p->driver);
+        return;
+    }
+    cw__table_leave(event, c, true);
+}
+
+/* After giving up at the deadline: a signal that landed as we left means
+ * the event may have finished; report what happened, if anything. */
+static int timeout_or_finished(cl_event event, bool signalled, cl_int *cl_status) {
+    cl_int st;
+    if (signalled && cw__status_read(event, &st) == CW_OK && st <= CL_COMPLETE) {
+        *cl_status = st;
+        cw__table_forget(event);
+        return CW_OK;
+    }
+    return CW_ERR_TIMEOUT;
+}
+
 /*
  * The callback strategies. The event's one callback (shared by every wait on
  * it) signals this wait's completion; a signal means "read the status now"
@@ -177,9 +255,12 @@ static bool yield_a_little(cw__completion *c) {
  * signal without a verdict, goes through the event's shared record like any
  * other, so the wait adds at most one registration. Between signals the
  * waiter wakes to read the status on the check schedule (docs/design.md,
- * "Failed commands"). A spin budget, when there is one, is spent first,
- * with the same status checks inside it, so a long spin cannot hide a
- * failure.
+ * "Failed commands"): none where the platform's failed commands fire their
+ * callbacks, the first one after the interval or, with the default
+ * interval, after twice the expected wait. A spin budget, when there is
+ * one, is spent first, with the same status checks inside it, so a long
+ * spin cannot hide a failure; auto reads the status once when its spin ran
+ * out, which is how a callback later than the command is seen.
  */
 static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
     uint64_t deadline = p->deadline_ns;
@@ -187,10 +268,7 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
     int rc = cw__completion_acquire(p->row->kind, &c);
     if (rc != CW_OK)
         return rc;
-    unsigned how = CW__JOIN_SWEEP;
-    if ((p->flags & CW_WAIT_OWN_CALLBACK) && deadline == CW_DEADLINE_NONE)
-        how |= CW__JOIN_OWN;
-    if ((rc = cw__table_join(event, c, how, cl_status)) != CW_OK) {
+    if ((rc = join_for(event, p, c, cl_status)) != CW_OK) {
         cw__table_leave(event, c, false);
         return rc;
     }
@@ -198,8 +276,10 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
      * it: a stale `now` only errs towards parking with a deadline that has
      * passed, which returns at once. */
     uint64_t now = cw_now_ns();
-    uint64_t check = after_ns(now, p->checks.interval_ns);
+    uint64_t check = after_ns(now, cw__plan_first_check_ns(&p->checks, p->expected_ns,
+                                                           cw__driver_failed_fire(p->driver)));
     uint64_t spin_end = p->spin_ns ? after_ns(now, p->spin_ns) : 0;
+    bool peek = p->row->spin == CW__SPIN_AUTO && p->spin_ns;
     for (;;) {
         uint64_t until = check < deadline ? check : deadline;
         bool signalled = false;
@@ -208,6 +288,20 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
             now = cw_now_ns();
             if (!signalled && now >= spin_end)
                 signalled = yield_a_little(c);
+            if (!signalled && now >= spin_end && peek) {
+                /* Auto spun for longer than the wait was expected to last:
+                 * has the command finished without its callback? */
+                peek = false;
+                rc = cw__status_read(event, cl_status);
+                if (rc != CW_OK || *cl_status <= CL_COMPLETE) {
+                    if (rc == CW_OK && *cl_status == CL_COMPLETE &&
+                        !cw__completion_is_signalled(c)) {
+                        leave_seen_first(event, p, c);
+                        return CW_OK;
+                    }
+                    break;
+                }
+            }
         }
         if (!signalled && now >= spin_end && now < until) {
             cw__stat_add(CW__STAT_PARKS, 1);
@@ -227,8 +321,15 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
                 break;
         } else if (now >= check || now >= deadline) {
             rc = cw__status_read(event, cl_status);
-            if (rc != CW_OK || *cl_status <= CL_COMPLETE)
+            if (now >= check)
+                cw__stat_add(CW__STAT_CHECKS, 1);
+            if (rc != CW_OK || *cl_status <= CL_COMPLETE) {
+                if (rc == CW_OK && *cl_status == CL_COMPLETE && !cw__completion_is_signalled(c)) {
+                    leave_seen_first(event, p, c);
+                    return CW_OK;
+                }
                 break;
+            }
             if (now >= check) {
                 cw__plan_checks_grow(&p->checks);
                 check = after_ns(now, p->checks.interval_ns);
@@ -240,15 +341,100 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
         }
     }
     bool finished = rc == CW_OK;
-    if (cw__table_leave(event, c, finished) && rc == CW_ERR_TIMEOUT) {
-        /* A signal landed as we gave up: report what happened, if anything. */
-        cl_int st;
-        if (cw__status_read(event, &st) == CW_OK && st <= CL_COMPLETE) {
-            *cl_status = st;
-            cw__table_forget(event);
-            rc = CW_OK;
+    bool landed = cw__table_leave(event, c, finished);
+    if (rc == CW_ERR_TIMEOUT)
+        rc = timeout_or_finished(event, landed, cl_status);
+    return rc == CW_OK ? cw__status_verdict(*cl_status) : rc;
+}
+
+/* Auto's hybrid wait wakes this share of the expected wait before its end
+ * (at most a spin's length), and past it polls with delays of at most this
+ * share (>> shift) of the time waited so far: finer than backoff-poll's,
+ * since it waits so on drivers whose callbacks come too late to wait for. */
+#define HYBRID_EARLY_SHIFT 4u
+#define HYBRID_OVERSHOOT_SHIFT 4u
+
+/*
+ * Auto on a platform whose callbacks come late (cw__driver_late): the
+ * callback is registered as for any callback wait, but the waiter does not
+ * count on it. It polls the status on backoff-poll's steps (poll_steps:
+ * sleep toward the expected end of the wait, then growing microdelays, with
+ * the timer slack lowered), each delay spent on the completion, spinning
+ * (up to CW__MICRODELAY_SPIN_NS) or parked, so the callback still ends the
+ * wait early when it comes first. Every poll is a status read, so a failure
+ * is seen within the check interval.
+ */
+static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
+    uint64_t deadline = p->deadline_ns;
+    cw__completion *c;
+    int rc = cw__completion_acquire(p->row->kind, &c);
+    if (rc != CW_OK)
+        return rc;
+    if ((rc = join_for(event, p, c, cl_status)) != CW_OK) {
+        cw__table_leave(event, c, false);
+        return rc;
+    }
+    cw__stat_add(CW__STAT_HYBRID, 1);
+    uint64_t early = p->expected_ns >> HYBRID_EARLY_SHIFT;
+    if (early > CW__MICRODELAY_SPIN_NS)
+        early = CW__MICRODELAY_SPIN_NS;
+    poll_steps s = poll_steps_of(p, early, HYBRID_OVERSHOOT_SHIFT);
+    slack_guard slack = slack_lower();
+    uint64_t polls = 0, sleeps = 0;
+    bool seen_first = false;
+    for (;;) {
+        if (cw__completion_is_signalled(c)) {
+            uint64_t now = cw_now_ns(), landed = cw__completion_landed_ns(c);
+            cw__stat_latency(now > landed ? now - landed : 0);
+            bool polling = s.past_expected;
+            rc = cw__table_recheck(event, &c, cl_status);
+            if (!c) {
+                slack_restore(&slack);
+                return rc;
+            }
+            if (rc != CW_OK || *cl_status <= CL_COMPLETE) {
+                /* The callback beat the polls: it came within a poll's
+                 * delay of the end, which is not late. Only while polling
+                 * past the expected end is that delay short enough to tell. */
+                cw__stat_add(CW__STAT_HYBRID_CALLBACK_FIRST, 1);
+                if (polling && rc == CW_OK)
+                    cw__driver_lateness_sample(p->driver, 0);
+                break;
+            }
+        }
+        rc = cw__status_read(event, cl_status);
+        ++polls;
+        if (rc != CW_OK)
+            break;
+        if (*cl_status <= CL_COMPLETE) {
+            seen_first = *cl_status == CL_COMPLETE && !cw__completion_is_signalled(c);
+            break;
+        }
+        uint64_t now = cw_now_ns();
+        if (now >= deadline) {
+            rc = CW_ERR_TIMEOUT;
+            break;
+        }
+        uint64_t d = poll_steps_next(&s, now, deadline);
+        if (d <= CW__MICRODELAY_SPIN_NS) {
+            spin_until(c, now + d);
+        } else {
+            ++sleeps;
+            cw__stat_add(CW__STAT_PARKS, 1);
+            cw__completion_wait(c, p->parker, now + d);
         }
     }
+    slack_restore(&slack);
+    cw__stat_add(CW__STAT_POLLS, polls);
+    cw__stat_add(CW__STAT_SLEEPS, sleeps);
+    if (seen_first) {
+        leave_seen_first(event, p, c);
+        return CW_OK;
+    }
+    bool finished = rc == CW_OK;
+    bool landed = cw__table_leave(event, c, finished);
+    if (rc == CW_ERR_TIMEOUT)
+        rc = timeout_or_finished(event, landed, cl_status);
     return rc == CW_OK ? cw__status_verdict(*cl_status) : rc;
 }
 
@@ -268,6 +454,13 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         return rc != CW_OK ? rc : cw__status_verdict(*cl_status);
     if (p->row->estimates)
         cw__estimate_plan(p, event);
+    bool callback = p->row->method == CW__CALLBACK || p->row->method == CW__BLOCK;
+    if (callback) {
+        /* What the platform does decides the checks (and auto's way of
+         * waiting); the first callback wait on a platform probes it. */
+        p->driver = cw__driver_of(event);
+        cw__driver_probe(p->driver, event);
+    }
 
     switch (p->row->method) {
     case CW__POLL:
@@ -279,7 +472,11 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
     case CW__BLOCK: /* with a timeout */
     case CW__CALLBACK:
     default:
-        rc = wait_callback(event, p, cl_status); /* its leave forgets a finished event */
+        /* Its leave forgets a finished event. */
+        if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver))
+            rc = wait_hybrid(event, p, cl_status);
+        else
+            rc = wait_callback(event, p, cl_status);
         break;
     }
     if (rc == CW_OK && p->queue_key)

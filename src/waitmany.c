@@ -2,6 +2,8 @@
 /* Layer 6.3, beside cw_wait: wait-all and wait-any over one shared parker. */
 #include "completion.h"
 #include "cw/waitmany.h"
+#include "driver.h"
+#include "estimate.h"
 #include "stats_internal.h"
 #include "status.h"
 #include "strategy.h"
@@ -77,10 +79,24 @@ static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl
         }
     }
     /* One completion per unfinished event, each subscribed to its event's
-     * one callback (shared with every other wait on it). */
+     * one callback (shared with every other wait on it). The first check
+     * waits for the expected wait of the events whose failure may fire no
+     * callback: the longest of their queues' for wait-all, the shortest for
+     * wait-any (0, none, when one has no estimate); no check is needed when
+     * every event's platform fires callbacks for failed commands. */
+    bool fire = true;
+    uint64_t expected = all ? 0 : UINT64_MAX;
     for (size_t i = 0; i < n; ++i) {
         if (st[i] <= CL_COMPLETE)
             continue;
+        cw__driver *d = cw__driver_of(events[i]);
+        cw__driver_probe(d, events[i]);
+        if (!cw__driver_failed_fire(d)) {
+            /* Only the events that may fail silently need the check. */
+            fire = false;
+            uint64_t e = cw__estimate_of(events[i]);
+            expected = all ? (e > expected ? e : expected) : (e < expected ? e : expected);
+        }
         if ((rc = watch(events[i], &pw, &c[i], &st[i])) != CW_OK) {
             *which = i;
             goto out;
@@ -88,7 +104,7 @@ static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl
         ++pending;
     }
 
-    uint64_t check = cw_deadline_after_ns(p->checks.interval_ns);
+    uint64_t check = cw_deadline_after_ns(cw__plan_first_check_ns(&p->checks, expected, fire));
     for (;;) {
         /* A token means "something changed", and several unparks fold into
          * one token: look at every completion, not just one. */
@@ -116,6 +132,7 @@ static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl
         uint64_t now = cw_now_ns();
         if (now >= check) {
             /* The failed-command check (docs/design.md, "Failed commands"). */
+            cw__stat_add(CW__STAT_CHECKS, 1);
             for (size_t i = 0; i < n; ++i) {
                 if (!c[i])
                     continue;

@@ -3,6 +3,7 @@
 #ifndef CW_STATS_H
 #define CW_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "cw/common.h"
 
@@ -45,8 +46,53 @@ typedef struct cw_stats {
  * run is not one instant, but each counter is exact once they returned. */
 CW_API int cw_stats_get(cw_stats *out);
 
-/* Zero every counter. */
+/* Zero every counter (of cw_stats and cw_stats_auto; not what cw learned). */
 CW_API void cw_stats_reset(void);
+
+/*
+ * What cw learned of the drivers, and what the waits decided from it
+ * (cw_stats_get(3), "What auto decided"). The counters count since the
+ * process started or the last cw_stats_reset; the `platforms_*` fields and
+ * `lateness_ns` are what is known now, which cw_stats_reset leaves alone.
+ * Later releases may append fields: cw_stats_auto_get fills the first
+ * `size` bytes only.
+ */
+typedef struct cw_stats_auto {
+    /* Platforms probed (one probe each, by the first callback wait on it):
+     * of them, those whose failed commands were seen to fire their
+     * CL_COMPLETE callbacks, those whose probe saw a failed command and no
+     * callback (so far), and those whose callbacks come late (at least
+     * 1 ms after the command, as learned). */
+    uint64_t platforms_probed;
+    uint64_t platforms_failed_fire;
+    uint64_t platforms_failed_silent;
+    uint64_t platforms_late;
+    /* The largest learned callback lateness of a platform, ns. */
+    uint64_t lateness_ns;
+    /* Lateness measurements taken (the probe's, and callbacks that landed
+     * after a status read had found their command complete). */
+    uint64_t lateness_samples;
+    /* Waits (cw_wait, wait-all/any) and notifier watches that scheduled no
+     * failed-command check: their platform's failed commands fire. */
+    uint64_t unchecked_waits;
+    /* Waits and watches whose first check was put after twice their
+     * expected wait, past the check interval. */
+    uint64_t deferred_checks;
+    /* Failed-command status checks made (each a wake-up of a parked waiter,
+     * or one pass of the notifier over its due watches). */
+    uint64_t checks;
+    /* Auto waits that polled as a hybrid because callbacks are late, and of
+     * them, those that the callback ended before a poll saw the end. */
+    uint64_t hybrid_waits;
+    uint64_t hybrid_callback_first;
+    /* Status reads that found a command complete before its callback had
+     * come (auto's read after its spin, a check, a hybrid poll). */
+    uint64_t late_callbacks;
+} cw_stats_auto;
+
+/* Fill the first `size` bytes of *out (pass sizeof *out) with a snapshot.
+ * CW_ERR_INVALID_ARGUMENT for a NULL `out` or a `size` of 0. */
+CW_API int cw_stats_auto_get(cw_stats_auto *out, size_t size);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/* Layer 6.0: what the driver does, per platform: the probe, and callback lateness. */
+#include "driver.h"
+#include "base.h"
+#include "relax.h"
+#include "stats_internal.h"
+
+#include <stdatomic.h>
+
+/* Platforms cw keeps records of; events of any further one get none. */
+#define DRIVER_SLOTS 8u
+/* The probe's longest spin reading its second marker's status, waiting to
+ * see it finished (a marker gated on a user event that was just set does no
+ * work: on PoCL it finished within 0.2 ms when tried). */
+#define CW__PROBE_SPIN_NS 2000000u
+
+enum { PROBE_NONE, PROBE_CLAIMED, PROBE_DONE };
+
+struct cw__driver {
+    _Atomic(cl_platform_id) platform; /* the key; NULL: free */
+    _Atomic int probe;                /* PROBE_* */
+    _Atomic bool fire;                /* a failed command's callback was seen */
+    _Atomic bool failed_seen;         /* the probe saw its gated marker fail */
+    _Atomic uint64_t lateness_ns;     /* moving estimate; valid once samples > 0 */
+    _Atomic uint64_t samples;
+    _Atomic uint64_t done_ns; /* the probe: when its second marker was seen finished; 0 not yet */
+    _Atomic uint64_t cb_ns;   /* the probe: when that marker's callback ran; 0 not yet */
+    _Atomic uint64_t measuring_ns; /* when the outstanding lateness measurement began; 0 none */
+};
+
+static cw__driver drivers[DRIVER_SLOTS];
+/* clGetPlatformIDs' answer, asked once: the one platform, or NULL when
+ * there are several (or none could be listed) and each event is asked. */
+static _Atomic(cl_platform_id) only_platform;
+static _Atomic int platforms_known; /* 0 not asked, 1 asked */
+
+static cw__driver *slot_of(cl_platform_id p) {
+    if (!p)
+        return NULL;
+    for (unsigned i = 0; i < DRIVER_SLOTS; ++i) {
+        cl_platform_id have = atomic_load_explicit(&drivers[i].platform, memory_order_acquire);
+        if (have == p)
+            return &drivers[i];
+        if (!have) {
+            cl_platform_id none = NULL;
+            if (atomic_compare_exchange_strong_explicit(
+                    &drivers[i].platform, &none, p, memory_order_acq_rel, memory_order_acquire) ||
+                none == p)
+                return &drivers[i];
+        }
+    }
+    return NULL;
+}
+
+/* The platform of an event, asked of the event itself: its context's first
+ * device's platform (a context's devices are all on one platform). */
+static cl_platform_id platform_of(cl_event event) {
+    cl_context ctx = NULL;
+    cl_device_id devs[16];
+    size_t size = 0;
+    cl_platform_id p = NULL;
+    if (clGetEventInfo(event, CL_EVENT_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS || !ctx ||
+        clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof devs, devs, &size) != CL_SUCCESS ||
+        size < sizeof devs[0] ||
+        clGetDeviceInfo(devs[0], CL_DEVICE_PLATFORM, sizeof p, &p, NULL) != CL_SUCCESS)
+        return NULL;
+    return p;
+}
+
+cw__driver *cw__driver_of(cl_event event) {
+    if (!atomic_load_explicit(&platforms_known, memory_order_acquire)) {
+        cl_uint n = 0;
+        cl_platform_id p = NULL;
+        if (clGetPlatformIDs(1, &p, &n) == CL_SUCCESS && n == 1)
+            atomic_store_explicit(&only_platform, p, memory_order_relaxed);
+        atomic_store_explicit(&platforms_known, 1, memory_order_release);
+    }
+    cl_platform_id p = atomic_load_explicit(&only_platform, memory_order_relaxed);
+    return slot_of(p ? p : platform_of(event));
+}
+
+bool cw__driver_failed_fire(const cw__driver *d) {
+    return d && atomic_load_explicit(&d->fire, memory_order_relaxed);
+}
+
+uint64_t cw__driver_lateness_ns(const cw__driver *d) {
+    return d && atomic_load_explicit(&d->samples, memory_order_relaxed)
+               ? atomic_load_explicit(&d->lateness_ns, memory_order_relaxed)
+               : 0;
+}
+
+bool cw__driver_late(const cw__driver *d) {
+    return cw__driver_lateness_ns(d) >= CW__LATE_NS;
+}
+
+/* A moving estimate, 1/4 weight to the newest sample, as the wait estimate:
+ * a few timely callbacks undo one late one. Racing updaters may lose a
+ * sample; a lost sample is a hint lost, never a wrong wait. */
+void cw__driver_lateness_sample(cw__driver *d, uint64_t ns) {
+    if (!d)
+        return;
+    cw__stat_add(CW__STAT_LATENESS_SAMPLES, 1);
+    uint64_t n = atomic_fetch_add_explicit(&d->samples, 1, memory_order_relaxed);
+    uint64_t old = atomic_load_explicit(&d->lateness_ns, memory_order_relaxed);
+    uint64_t next = n == 0 ? ns : old - old / 4u + ns / 4u;
+    atomic_store_explicit(&d->lateness_ns, next, memory_order_relaxed);
+    atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
+}
+
+/* A measurement whose callback never came (its record was swept first)
+ * stops blocking new ones after this long. */
+#define MEASURE_STALE_NS 1000000000u
+
+bool cw__driver_measure_claim(cw__driver *d, uint64_t now_ns) {
+    if (!d)
+        return false;
+    uint64_t since = atomic_load_explicit(&d->measuring_ns, memory_order_relaxed);
+    if (since && now_ns - since < MEASURE_STALE_NS)
+        return false;
+    return atomic_compare_exchange_strong_explicit(&d->measuring_ns, &since, now_ns ? now_ns : 1,
+                                                   memory_order_relaxed, memory_order_relaxed);
+}
+
+void cw__driver_measure_cancel(cw__driver *d) {
+    if (d)
+        atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
+}
+
+/*
+ * The probe's callbacks. They make no OpenCL call: rusticl runs an event's
+ * callbacks holding that event's lock, so even reading the status here could
+ * deadlock; the status argument says what is needed. `data` is a record of
+ * the static array, valid for good.
+ */
+static void CL_CALLBACK probe_failed_fired(cl_event event, cl_int status, void *data) {
+    (void)event;
+    /* Only a negative status proves the point: a driver that ran the
+     * marker in spite of its failed gate would report CL_COMPLETE. */
+    if (status < 0)
+        atomic_store_explicit(&((cw__driver *)data)->fire, true, memory_order_relaxed);
+}
+
+static void CL_CALLBACK probe_timely_fired(cl_event event, cl_int status, void *data) {
+    (void)event;
+    (void)status;
+    cw__driver *d = data;
+    uint64_t now = cw_now_ns();
+    atomic_store_explicit(&d->cb_ns, now, memory_order_relaxed);
+    /* The prober saw the marker finished at done_ns (or has not yet: then
+     * the callback came first, and is not late). */
+    uint64_t done = atomic_load_explicit(&d->done_ns, memory_order_relaxed);
+    cw__driver_lateness_sample(d, done && now > done ? now - done : 0);
+}
+
+static cl_command_queue probe_queue(cl_context ctx, cl_event event) {
+    cl_command_queue q = NULL;
+    cl_device_id dev = NULL;
+    cl_device_id devs[16];
+    size_t size = 0;
+    if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS || !q ||
+        clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS) {
+        dev = NULL;
+        if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof devs, devs, &size) == CL_SUCCESS &&
+            size >= sizeof devs[0])
+            dev = devs[0];
+    }
+    if (!dev)
+        return NULL;
+    cl_int err;
+    /* clCreateCommandQueue is 1.x's name; CL_TARGET_OPENCL_VERSION=120 has
+     * it undeprecated, and every 2.x and 3.0 driver still exports it. */
+    q = clCreateCommandQueue(ctx, dev, 0, &err);
+    return err == CL_SUCCESS ? q : NULL;
+}
+
+/*
+ * What the probe tests, and why that is enough. The question is whether a
+ * *command* that fails fires its CL_COMPLETE callback. A user event set to
+ * a negative status is not the question: PoCL 3.1 and rusticl (tried) fire
+ * neither a user event's callback nor a command's, but a driver may treat
+ * user events apart. So the probe fails a command: a marker whose wait list
+ * holds a user event set to a negative status fails with it (OpenCL 1.2
+ * 5.10: a command whose wait list has a failed event does not run and gets
+ * a negative status). That is the one failure the host can cause on any
+ * driver, and the one it meets most (a failed command makes its dependents
+ * fail this way); PoCL delivers every failed event's callbacks through one
+ * path (pocl_update_event_failed, which PoCL 7 made fire CL_COMPLETE), so
+ * a driver that fires here fires for any failed command. The marker goes
+ * on a queue of cw's own, never the program's: on PoCL a failed command in
+ * an in-order queue makes every later command in it fail too (tried).
+ *
+ * The second marker, gated on a user event set complete, does no work; the
+ * time from seeing it finished to its callback is how late the driver
+ * delivers callbacks.
+ */
+void cw__driver_probe(cw__driver *d, cl_event event) {
+    int none = PROBE_NONE;
+    if (!d || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_NONE ||
+        !atomic_compare_exchange_strong_explicit(&d->probe, &none, PROBE_CLAIMED,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return;
+    cl_context ctx = NULL;
+    cl_int err;
+    if (clGetEventInfo(event, CL_EVENT_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS || !ctx)
+        goto out;
+    cl_command_queue q = probe_queue(ctx, event);
+    if (!q)
+        goto out;
+    cl_event gate_fail = clCreateUserEvent(ctx, &err);
+    cl_event gate_ok = err == CL_SUCCESS ? clCreateUserEvent(ctx, &err) : NULL;
+    cl_event failing = NULL, timely = NULL;
+    if (err == CL_SUCCESS)
+        err = clEnqueueMarkerWithWaitList(q, 1, &gate_fail, &failing);
+    if (err == CL_SUCCESS)
+        err = clEnqueueMarkerWithWaitList(q, 1, &gate_ok, &timely);
+    bool failing_cb = err == CL_SUCCESS &&
+                      clSetEventCallback(failing, CL_COMPLETE, probe_failed_fired, d) == CL_SUCCESS;
+    bool timely_cb = err == CL_SUCCESS &&
+                     clSetEventCallback(timely, CL_COMPLETE, probe_timely_fired, d) == CL_SUCCESS;
+    if (gate_fail)
+        clSetUserEventStatus(gate_fail, -1);
+    if (gate_ok)
+        clSetUserEventStatus(gate_ok, CL_COMPLETE);
+    /* Releasing the queue flushes it (rusticl submits nothing before a
+     * flush); the driver keeps it until its commands are done. */
+    clReleaseCommandQueue(q);
+    uint64_t start = cw_now_ns(), now = start;
+    bool timely_done = !timely_cb, failing_done = !failing;
+    while (!(timely_done && failing_done) && now - start < CW__PROBE_SPIN_NS) {
+        cl_int st;
+        if (!timely_done &&
+            clGetEventInfo(timely, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+                CL_SUCCESS &&
+            st <= CL_COMPLETE) {
+            timely_done = true;
+            uint64_t zero = 0;
+            atomic_compare_exchange_strong_explicit(&d->done_ns, &zero, cw_now_ns(),
+                                                    memory_order_relaxed, memory_order_relaxed);
+        }
+        if (!failing_done &&
+            clGetEventInfo(failing, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+                CL_SUCCESS &&
+            st <= CL_COMPLETE) {
+            failing_done = true;
+            if (st < 0)
+                atomic_store_explicit(&d->failed_seen, true, memory_order_relaxed);
+        }
+        cw__relax();
+        now = cw_now_ns();
+    }
+    (void)failing_cb;
+    if (failing)
+        clReleaseEvent(failing);
+    if (timely)
+        clReleaseEvent(timely);
+    if (gate_fail)
+        clReleaseEvent(gate_fail);
+    if (gate_ok)
+        clReleaseEvent(gate_ok);
+out:
+    atomic_store_explicit(&d->probe, PROBE_DONE, memory_order_relaxed);
+}
+
+void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint64_t *late,
+                        uint64_t *lateness_ns) {
+    *probed = *fire = *silent = *late = *lateness_ns = 0;
+    for (unsigned i = 0; i < DRIVER_SLOTS; ++i) {
+        cw__driver *d = &drivers[i];
+        if (!atomic_load_explicit(&d->platform, memory_order_acquire) ||
+            atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE)
+            continue;
+        ++*probed;
+        if (cw__driver_failed_fire(d))
+            ++*fire;
+        else if (atomic_load_explicit(&d->failed_seen, memory_order_relaxed))
+            ++*silent;
+        if (cw__driver_late(d))
+            ++*late;
+        uint64_t l = cw__driver_lateness_ns(d);
+        if (l > *lateness_ns)
+            *lateness_ns = l;
+    }
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cw layer 6.0 (internal): what the OpenCL driver does, learned per
+ * platform while a program waits: whether failed commands fire their
+ * CL_COMPLETE callbacks, and how late callbacks come. What is learned only
+ * steers how a wait spends its time; the one fact a wait's correctness
+ * rests on (skipping the failed-command checks) is only ever believed once
+ * a failed command's callback was seen.
+ */
+#ifndef CW_DRIVER_H
+#define CW_DRIVER_H
+
+#include <CL/cl.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A callback that comes at least this long after its command finished is
+ * late: below it a callback wait costs less than polling would. */
+#define CW__LATE_NS 1000000u
+
+/* What is known of one platform. Static storage, never freed: a callback
+ * of the probe may touch it at any time. */
+typedef struct cw__driver cw__driver;
+
+/*
+ * The record of the platform of `event`; NULL when it cannot be told (a
+ * failed query, more platforms than records), and then nothing learned
+ * applies. With one platform in the process (clGetPlatformIDs, asked
+ * once) every event is on it and this makes no OpenCL call; with more it
+ * asks the event for its context, devices and platform (platform handles
+ * live as long as the process, so the key cannot be reused).
+ */
+cw__driver *cw__driver_of(cl_event event);
+
+/*
+ * Probe the platform of `event` once (later calls return at once): a
+ * marker on a queue of cw's own, gated on a user event set to a negative
+ * status, with a CL_COMPLETE callback, answers whether failed commands
+ * fire; a second marker, gated on a user event set complete, measures how
+ * late its callback comes. The answers arrive asynchronously, when the
+ * driver runs the callbacks. Not for a thread inside an OpenCL callback
+ * (it creates a queue and spins up to CW__PROBE_SPIN_NS): only the waits
+ * that may block call it. Makes no clFlush call (releasing the queue
+ * flushes it) and takes no cw lock.
+ */
+void cw__driver_probe(cw__driver *d, cl_event event);
+
+/* Whether a failed command's CL_COMPLETE callback was seen on it (NULL:
+ * false). Once true, true for good. */
+bool cw__driver_failed_fire(const cw__driver *d);
+
+/* The learned callback lateness, ns (NULL: 0), and whether it is late
+ * (at least CW__LATE_NS). */
+uint64_t cw__driver_lateness_ns(const cw__driver *d);
+bool cw__driver_late(const cw__driver *d);
+
+/* One measured lateness: a callback landed `ns` after its command was seen
+ * finished (0: before, or with, the status read that saw it). */
+void cw__driver_lateness_sample(cw__driver *d, uint64_t ns);
+
+/* Whether a lateness measurement may start now (one at a time per
+ * platform, so at most one record lingers for it); claims it when true. */
+bool cw__driver_measure_claim(cw__driver *d, uint64_t now_ns);
+/* The claimed measurement could not start (nothing to measure with). */
+void cw__driver_measure_cancel(cw__driver *d);
+
+/* For cw_stats_auto_get: platforms probed, and of them, those whose failed
+ * commands fire and whose callbacks are late; the largest lateness. */
+void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint64_t *late,
+                        uint64_t *lateness_ns);
+
+#endif
