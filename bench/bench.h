@@ -39,7 +39,15 @@
 #define MAX_KERNELS (2 + MAX_BUSY)
 #define MAX_CELLS (MAX_KERNELS * MAX_CONFIGS)
 #define NSTRAT CW_STRATEGY_COUNT
-#define NSTATS (8 + CW_STATS_LATENCY_BUCKETS)
+/* --stats per (kernel, config, strategy): cw_stats's counters, its latency
+ * buckets, then the counts of what auto decided (cw_stats_auto: AUTO_*),
+ * all as differences over the strategy's blocks. */
+#define NSTATS_AUTO 6
+#define AUTO_BASE (8 + CW_STATS_LATENCY_BUCKETS)
+#define NSTATS (AUTO_BASE + NSTATS_AUTO)
+/* What cw learned of the platform by the end of a config (cw_stats_auto's
+ * platforms_* fields, lateness_ns and lateness_samples). */
+#define NLEARNED 6
 
 /* Defaults; --quick replaces the ones the user did not set. */
 #define DEF_LAUNCHES 6000u
@@ -94,6 +102,8 @@ enum { S_MEAN, S_MEDIAN, S_P90, S_P99, S_MAX, S_COUNT };
 extern const char *const metric_names[M_COUNT];
 extern const char *const stat_names[S_COUNT];
 extern const char *const stats_names[8];
+extern const char *const auto_stats_names[NSTATS_AUTO];
+extern const char *const learned_names[NLEARNED];
 
 /* Mean, median, p90, p99 and max of v (sorted in place); NAN for n == 0. */
 void summarize(double *v, size_t n, double out[S_COUNT]);
@@ -266,6 +276,8 @@ typedef struct results {
     cell cells[MAX_CELLS];
     int ncells;
     floor_result floors[MAX_CONFIGS];
+    bool have_learned[MAX_CONFIGS];
+    uint64_t learned[MAX_CONFIGS][NLEARNED];
 } results;
 
 /* --- the record protocol (record.c): one tab-separated record a line --- */
@@ -282,6 +294,7 @@ void proto_stats(FILE *f, const char *kernel, const char *strategy, const uint64
 void proto_cell(FILE *f, const char *kernel, unsigned launches, double elapsed_s,
                 const char *stopped_by, bool profiling_ok);
 void proto_floor(FILE *f, unsigned trips, const double st[S_COUNT]);
+void proto_learned(FILE *f, const uint64_t v[NLEARNED]);
 
 /* Parses one line from the child of config `cfg` (-1: calibration) into r and
  * cal; returns the record's type letter, or 0 for a line it did not know. */

@@ -87,12 +87,25 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
     return 0;
 }
 
-static void stats_vector(const cw_stats *s, uint64_t v[NSTATS]) {
+static void stats_vector(const cw_stats *s, const cw_stats_auto *a, uint64_t v[NSTATS]) {
     uint64_t head[8] = {s->waits,  s->spins, s->yields,   s->parks,
                         s->sleeps, s->polls, s->timeouts, s->latency_count};
     memcpy(v, head, sizeof head);
     for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
         v[8 + b] = s->latency_us[b];
+    uint64_t dec[NSTATS_AUTO] = {a->unchecked_waits, a->deferred_checks,       a->checks,
+                                 a->hybrid_waits,    a->hybrid_callback_first, a->late_callbacks};
+    memcpy(v + AUTO_BASE, dec, sizeof dec);
+}
+
+/* --stats, at the end of a config: what cw learned of its platform. */
+static void send_learned(child *c) {
+    cw_stats_auto a;
+    memset(&a, 0, sizeof a);
+    cw_stats_auto_get(&a, sizeof a);
+    uint64_t v[NLEARNED] = {a.platforms_probed, a.platforms_failed_fire, a.platforms_failed_silent,
+                            a.platforms_late,   a.lateness_ns,           a.lateness_samples};
+    proto_learned(c->out, v);
 }
 
 /* The timed samples of one cell, per strategy, grown a round at a time. */
@@ -214,15 +227,19 @@ static int run_cell(child *c, const kernel_spec *k) {
         for (int j = 0; j < ns && rc == 0; ++j) {
             int idx = order[j];
             cw_stats before, after;
-            if (o->stats)
+            cw_stats_auto abefore, aafter;
+            if (o->stats) {
                 cw_stats_get(&before);
+                cw_stats_auto_get(&abefore, sizeof abefore);
+            }
             for (unsigned m = 0; m < count && rc == 0; ++m)
                 rc = launch(c, k, strat[idx], &cs.s[idx][cs.count + m]);
             if (o->stats) {
                 uint64_t a[NSTATS], b[NSTATS];
                 cw_stats_get(&after);
-                stats_vector(&before, b);
-                stats_vector(&after, a);
+                cw_stats_auto_get(&aafter, sizeof aafter);
+                stats_vector(&before, &abefore, b);
+                stats_vector(&after, &aafter, a);
                 for (int q = 0; q < NSTATS; ++q)
                     cs.counts[idx][q] += a[q] - b[q];
             }
@@ -385,6 +402,8 @@ int child_run(const options *o) {
         ++failures;
     }
     free(fs.v);
+    if (o->stats)
+        send_learned(&c);
     cwh_close(&c.h);
     fclose(c.out);
     return failures ? 1 : 0;

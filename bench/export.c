@@ -163,6 +163,13 @@ static void json_floor(FILE *f, const results *r, const config *cfgs, int ncfg) 
         else
             fputs(", \"cooperative_latency_overhead_basis\": null", f);
         jnum(f, "cooperative_overhead_to_floor", coop_floor_ratio(r, c));
+        if (r->have_learned[c]) {
+            fputs(", \"auto_learned\": {", f);
+            for (int q = 0; q < NLEARNED; ++q)
+                fprintf(f, "%s\"%s\": %llu", q ? ", " : "", learned_names[q],
+                        (unsigned long long)r->learned[c][q]);
+            fputc('}', f);
+        }
         fputc('}', f);
     }
     fputs("\n  ],\n", f);
@@ -205,7 +212,11 @@ static void json_record(FILE *f, const results *r, const record *p, const config
         fputs(", \"latency_us_log2_buckets\": [", f);
         for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
             fprintf(f, "%s%llu", b ? ", " : "", (unsigned long long)p->stats[8 + b]);
-        fputs("]}", f);
+        fputs("], \"auto\": {", f);
+        for (int q = 0; q < NSTATS_AUTO; ++q)
+            fprintf(f, "%s\"%s\": %llu", q ? ", " : "", auto_stats_names[q],
+                    (unsigned long long)p->stats[AUTO_BASE + q]);
+        fputs("}}", f);
     }
     fputc('}', f);
 }
