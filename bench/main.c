@@ -113,7 +113,7 @@ static int calibrate_busy(int argc, char **argv, options *o, results *r, run_inf
     build_configs(&tmp, &one);
     fprintf(stderr, "[calibration] busy kernel on 1 worker (cpu %s), targets", one.cpu_list);
     for (int b = 0; b < o->nbusy; ++b)
-        fprintf(stderr, " %g us", o->busy_us[b]);
+        fprintf(stderr, " %.0f us", o->busy_us[b]);
     fputc('\n', stderr);
     const char *extra[] = {"--child", "calibrate", "--label", "calibration", NULL};
     int st = run_child(argv, argc, o, &one, extra, -1, r, &ri->cal, NULL);
@@ -129,12 +129,12 @@ static int calibrate_busy(int argc, char **argv, options *o, results *r, run_inf
     ri->calibrated = true;
     for (int b = 0; b < o->nbusy; ++b) {
         o->busy_iters[b] = ri->cal.iters[b];
-        fprintf(stderr, "[calibration] %g us target: %u iterations, measured %.1f us\n",
+        fprintf(stderr, "[calibration] %.0f us target: %u iterations, measured %.1f us\n",
                 o->busy_us[b], ri->cal.iters[b], ri->cal.measured_us[b]);
         if (!ri->cal.reached[b]) {
             char msg[512];
             snprintf(msg, sizeof msg,
-                     "busy kernel: cannot calibrate to %g us on this platform: %u iterations "
+                     "busy kernel: cannot calibrate to %.0f us on this platform: %u iterations "
                      "run %.1f us; its cells run at that length",
                      o->busy_us[b], ri->cal.iters[b], ri->cal.measured_us[b]);
             fprintf(stderr, "[calibration] %s\n", msg);

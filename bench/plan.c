@@ -52,13 +52,13 @@ static bool ends_on_callback(cw_strategy s) {
 }
 
 /* The calibration child (calibrate.c): its warm-up, the fit's launches of
- * up to about 1 ms, then two rounds of launches at each target (a long
- * target: at most two launches, from the line through the shorter ones). */
+ * up to about 1 ms, then two rounds of launches at each short target and
+ * one launch at each long one (scaled from the short ones). */
 static double calibration_s(const options *o) {
     int reps = o->quick ? 5 : 9;
     double s = PLAN_CONFIG_START_S + (o->quick ? 0.05 : 0.2) + reps * 1e-3;
     for (int b = 0; b < o->nbusy; ++b)
-        s += (o->busy_us[b] >= LONG_US ? 2 : 2 * reps) * o->busy_us[b] / 1e6;
+        s += (o->busy_us[b] >= LONG_US ? 1 : 2 * reps) * o->busy_us[b] / 1e6;
     return s;
 }
 

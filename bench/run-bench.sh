@@ -89,8 +89,13 @@ cat "$out_dir/bench.txt"
 # The comparison and the goals, from the JSON just written: a goal that
 # misses is a finding, not a failure of the run.
 if [ -s "$out_dir/bench.json" ]; then
-    python3 "$root/bench/goals.py" "$out_dir/bench.json" >"$out_dir/goals.txt" || true
+    goals_rc=0
+    python3 "$root/bench/goals.py" "$out_dir/bench.json" >"$out_dir/goals.txt" || goals_rc=$?
     cat "$out_dir/goals.txt"
+    if [ "$goals_rc" -gt 1 ]; then
+        echo "run-bench.sh: bench/goals.py could not read $out_dir/bench.json" >&2
+        [ "$status" -ne 0 ] || status=1
+    fi
 fi
 case " $* " in
 *" --quick "*) slack_args=--quick ;;

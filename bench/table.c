@@ -102,7 +102,7 @@ void print_run_header(FILE *f, const options *o, const run_info *ri, const resul
         if (ri->calibrated && ri->cal.have[b])
             fprintf(f,
                     "%-17s %s: %u iterations x %lu work-items, calibrated on 1 worker to %.1f us "
-                    "(target %g us)%s\n",
+                    "(target %.0f us)%s\n",
                     "calibration", ks[k].name, ks[k].iters, o->busy_global, ri->cal.measured_us[b],
                     o->busy_us[b], ri->cal.reached[b] ? "" : ": TARGET NOT REACHED");
         else
