@@ -2,7 +2,9 @@
 /*
  * cw-bench's internal types and the interfaces between its parts:
  *   cli.c       options (getopt_long)
- *   kernels.c   the kernels the options select
+ *   kernels.c   the kernels the options select, with each one's launch counts
+ *   models.c    the driver models (--driver-model): presets, the layer, the
+ *               child's environment
  *   runner.c    CPU configurations and the pinned re-execution of this program
  *   child.c     the child's launch loop: every strategy on every kernel
  *   calibrate.c the busy kernel's calibration (a child mode)
@@ -28,23 +30,45 @@
 #include "clhost.h"
 #include "cw.h"
 
-#define MAX_CONFIGS 16
-#define MAX_BUSY 4
+/* CPU configurations from --configs; every driver model runs each of them,
+ * and a "config" below is one (driver model, CPU configuration) pair. */
+#define MAX_CPU_CONFIGS 16
+#define MAX_MODELS 8
+#define MAX_CONFIGS 64
+#define MAX_BUSY 8
 #define MAX_KERNELS (2 + MAX_BUSY)
 #define MAX_CELLS (MAX_KERNELS * MAX_CONFIGS)
 #define NSTRAT CW_STRATEGY_COUNT
-#define NSTATS (8 + CW_STATS_LATENCY_BUCKETS)
+/* --stats per (kernel, config, strategy): cw_stats's counters, its latency
+ * buckets, then the counts of what auto decided (cw_stats_auto: AUTO_*),
+ * all as differences over the strategy's blocks. */
+#define NSTATS_AUTO 6
+#define AUTO_BASE (8 + CW_STATS_LATENCY_BUCKETS)
+#define NSTATS (AUTO_BASE + NSTATS_AUTO)
+/* What cw learned of the platform by the end of a config (cw_stats_auto's
+ * platforms_* fields, lateness_ns and lateness_samples). */
+#define NLEARNED 6
 
 /* Defaults; --quick replaces the ones the user did not set. */
 #define DEF_LAUNCHES 6000u
 #define DEF_BLOCK 5u
 #define DEF_WARMUP 10u
 #define DEF_MIN_TIME 0.0
-/* Above the longest PoCL cell of the default run (busy-1ms, 6000 launches of
- * nine strategies: 70 to 90 s on two shared cores), so PoCL keeps every
- * launch while a slow platform such as rusticl stops each cell here and the
- * whole run stays within cells x this. */
-#define DEF_MAX_TIME 120.0
+/* A cell's time budget: the default run times 7 kernels x 2 configs under
+ * 3 driver models, and under a model whose callbacks come 20 ms late a
+ * callback-driven wait takes 20 ms whatever the kernel. 8 s a cell keeps
+ * that run within about 8 minutes (plan.c puts it at under 6) while a
+ * PoCL cell still gets thousands of launches per strategy; a long cell
+ * keeps its LONG_MIN_LAUNCHES whatever the budget. */
+#define DEF_MAX_TIME 8.0
+/* Busy targets from LONG_US up are long kernels: a GPU user's 10 ms to
+ * seconds. They get their own launch counts (kernels.c), so that a default
+ * run that includes a 1 s kernel stays short. */
+#define LONG_US 10000.0
+#define DEF_LONG_TIME 0.4
+#define LONG_MIN_LAUNCHES 2u
+/* One untimed launch per strategy where those take at most this together. */
+#define LONG_WARMUP_BUDGET_US 1e6
 #define DEF_FLOOR_TRIPS 5000u
 #define QUICK_LAUNCHES 20u
 #define QUICK_WARMUP 2u
@@ -71,11 +95,15 @@ int64_t ts_ns(const struct timespec *ts);
 
 /* --- statistics --- */
 
-enum { M_CPU, M_WALL, M_KERNEL, M_OVERHEAD, M_COUNT };
+/* Per launch: CPU and wall of enqueue + wait, the kernel's run time, wall -
+ * kernel, and the CPU and wall of the cw_wait call alone. */
+enum { M_CPU, M_WALL, M_KERNEL, M_OVERHEAD, M_WAIT_CPU, M_WAIT_WALL, M_COUNT };
 enum { S_MEAN, S_MEDIAN, S_P90, S_P99, S_MAX, S_COUNT };
 extern const char *const metric_names[M_COUNT];
 extern const char *const stat_names[S_COUNT];
 extern const char *const stats_names[8];
+extern const char *const auto_stats_names[NSTATS_AUTO];
+extern const char *const learned_names[NLEARNED];
 
 /* Mean, median, p90, p99 and max of v (sorted in place); NAN for n == 0. */
 void summarize(double *v, size_t n, double out[S_COUNT]);
@@ -92,8 +120,12 @@ typedef struct options {
     unsigned floor_trips;
     bool strategy_on[NSTRAT]; /* indexed by cw_strategy; [CW_STRATEGY_DEFAULT]: "default" */
     int ncfg;
-    int cfg_cpus[MAX_CONFIGS]; /* 0: all allowed CPUs */
-    char cfg_spec[MAX_CONFIGS][16];
+    int cfg_cpus[MAX_CPU_CONFIGS]; /* 0: all allowed CPUs */
+    char cfg_spec[MAX_CPU_CONFIGS][16];
+    int nmodels;
+    char models[MAX_MODELS][256]; /* --driver-model: "preset[,param=value...]" each */
+    bool models_set;
+    double long_time; /* --long-time: seconds of kernel run time per strategy, long cells */
     int nbusy;
     double busy_us[MAX_BUSY];
     unsigned busy_iters[MAX_BUSY];
@@ -123,23 +155,71 @@ typedef struct kernel_spec {
     char name[32];
     kernel_kind kind;
     int busy_index;
-    double target_us; /* busy: calibration target on one worker (0: iterations given) */
-    unsigned iters;   /* busy */
+    double target_us;  /* busy: calibration target on one worker (0: iterations given) */
+    unsigned iters;    /* busy */
+    double nominal_us; /* run time on one worker: the target, else an estimate */
+    bool is_long;      /* nominal_us >= LONG_US */
+    unsigned launches, warmup, block; /* per strategy; a long kernel's own */
+    double timer_us; /* a timer-driven device's run time, which replaces profiling (0: none) */
 } kernel_spec;
 
 void busy_name(double us, unsigned iters, char *out, size_t len);
+/* The busy kernel's run time per iteration and work-item on one worker, for
+ * estimates where only iterations are given (PoCL's calibration: 816
+ * iterations of 1024 work-items for 1 ms). */
+#define BUSY_NS_PER_ITER_ITEM 1.25
 /* The selected kernels in run order, busy iterations filled in when known. */
 int build_kernels(const options *o, kernel_spec *k);
 
 /* --- configurations and children (runner.c) --- */
+
+/* --- driver models (models.c) --- */
+
+/* One --driver-model entry as the children get it. */
+typedef struct driver_model {
+    char spec[256]; /* as given: "nvidia" or "nvidia,callback_delay_us=5000" */
+    char preset[32];
+    bool layer;               /* false: the real driver, unchanged (plain pocl3): no layer loaded */
+    double callback_delay_us; /* the preset's late callbacks, for the plan's estimate */
+    bool timer_device;        /* kernels take no host CPU: device=timer */
+    double busy_ns;           /* the model's busy_ns= (0: not given) */
+    double kernel_us;         /* a timer-driven kernel other than busy */
+} driver_model;
+
+/* Splits a --driver-model LIST into o->models: an item with '=' is a
+ * parameter of the model before it, any other item starts a model. Dies
+ * with the reason on a name that is no preset or a misplaced parameter. */
+void parse_models(const char *list, options *o);
+void model_info(const char *spec, driver_model *m);
+/* The layer's path: $CW_DRIVER_MODEL_LAYER, else beside this program in the
+ * build tree or its installed place; NULL when none is there. */
+const char *model_layer_path(void);
+/* The same, or exit 2 with where it looked: the run needs it for `spec`. */
+const char *model_layer_or_die(const char *spec);
+/* The busy kernel's ns per iteration the bench gives a timer-driven device
+ * (the layer's busy_ns), so that its run time is the target. */
+#define TIMER_BUSY_NS 100
+/* In the child before exec: the environment that selects the model
+ * (OPENCL_LAYERS, CW_DRIVER_MODEL; CW_BENCH_MODEL, the model as given). */
+void model_setenv(const driver_model *m, const char *layer);
+/* In a child under a timer-driven device: each kernel's run time there
+ * (timer_us), the busy kernels' iterations set to give their targets. */
+void model_timer(const options *o, kernel_spec *ks, int nk);
+/* In a child: 0 when the model's layer is loaded into this process (or none
+ * is wanted), -1 with the reason in msg. */
+int model_check_loaded(char *msg, size_t len);
 
 typedef struct config {
     char spec[16];
     int ncpus;
     char cpu_list[256];
     cpu_set_t set;
+    int cpu_index; /* which of the --configs */
+    int model_index;
+    driver_model model;
 } config;
 
+/* Every driver model times every CPU configuration, model by model. */
 int build_configs(const options *o, config *cfg);
 void config_title(const config *c, char *out, size_t len);
 int allowed_cpus(void);
@@ -196,6 +276,8 @@ typedef struct results {
     cell cells[MAX_CELLS];
     int ncells;
     floor_result floors[MAX_CONFIGS];
+    bool have_learned[MAX_CONFIGS];
+    uint64_t learned[MAX_CONFIGS][NLEARNED];
 } results;
 
 /* --- the record protocol (record.c): one tab-separated record a line --- */
@@ -212,6 +294,7 @@ void proto_stats(FILE *f, const char *kernel, const char *strategy, const uint64
 void proto_cell(FILE *f, const char *kernel, unsigned launches, double elapsed_s,
                 const char *stopped_by, bool profiling_ok);
 void proto_floor(FILE *f, unsigned trips, const double st[S_COUNT]);
+void proto_learned(FILE *f, const uint64_t v[NLEARNED]);
 
 /* Parses one line from the child of config `cfg` (-1: calibration) into r and
  * cal; returns the record's type letter, or 0 for a line it did not know. */
@@ -236,6 +319,7 @@ typedef struct child {
 
 typedef struct sample {
     double cpu_us, wall_us, kernel_us;
+    double wait_cpu_us, wait_wall_us; /* the cw_wait call alone */
 } sample;
 
 /* Opens OpenCL and sends the header records; 0, or -1 after reporting. */
@@ -266,23 +350,24 @@ typedef struct run_info {
     char cw_version[32];
     const char *git_commit;
     const char *compiler;
+    const char *layer; /* the driver model layer the children load; NULL: none */
 } run_info;
 
 /* A run's plan (plan.c): worked out from the options before anything runs. */
 typedef struct plan {
     int ncfg, nk, ns, ncells;
-    unsigned long cell_launches; /* per cell: warm-up and timed, every strategy */
-    unsigned long launches;      /* in all cells */
-    double cell_s[MAX_CELLS];    /* each cell's estimate, in run order (config by config) */
-    double config_s;             /* each config's start-up and floor */
-    double calibration_s;        /* 0: no calibration */
+    unsigned long launches;   /* in all cells: warm-up and timed, every strategy */
+    double cell_s[MAX_CELLS]; /* each cell's estimate, in run order (config by config) */
+    double config_s;          /* each config's start-up and floor */
+    double calibration_s;     /* 0: no calibration */
     double total_s;
     int at_max_time; /* cells whose estimate reaches --max-time */
 } plan;
 
 void make_plan(const options *o, const config *cfgs, int ncfg, const kernel_spec *ks, int nk,
                bool calibrate, plan *p);
-void print_plan(FILE *f, const options *o, const plan *p);
+void print_plan(FILE *f, const options *o, const plan *p, const config *cfgs, const kernel_spec *ks,
+                const char *layer);
 /* The estimate of what is left after `cells_done` cells. */
 double plan_to_go(const plan *p, int cells_done);
 
@@ -302,6 +387,9 @@ const cell *find_cell(const results *r, const char *kernel, int cfg);
 const char *kernel_param(const results *r, const char *kernel);
 /* A record's statistic over blocking's in the same (kernel, config); NAN if none. */
 double ratio_to_blocking(const results *r, const record *p, int metric, int stat);
+/* CPU seconds per second of waiting: the mean CPU of the cw_wait calls over
+ * their mean wall (1.0: a core spun throughout); NAN when not measured. */
+double cpu_per_wait_s(const record *p);
 /* Cooperative's wake-up overhead on the latency cell of config cfg, in us: its
  * median wall - kernel, or its median wall where profiling is unusable (then
  * *from_wall is set; an upper bound), NAN when not run; and its ratio to that

@@ -2,7 +2,8 @@
 /*
  * cw-bench: the busy kernel's calibration, a child mode run on one worker.
  * Fits run time = a + b * iters from two points well above the launch's
- * fixed cost, solves for each target and corrects once. A target below what
+ * fixed cost, solves for each short target and corrects once; a long
+ * target (LONG_US and up) is the longest short one's iterations scaled. A target below what
  * the platform can do at the fewest iterations is reported as not reached.
  */
 #include <math.h>
@@ -89,26 +90,55 @@ static int calibrate(child *c, const options *o) {
                     t1, i1, t2, i2);
         return 1;
     }
-    for (int b = 0; b < o->nbusy; ++b) {
-        unsigned iters = clamp_iters((o->busy_us[b] - icpt) / slope);
-        double got = busy_runtime_us(c, iters, reps);
-        if (got < 0)
-            return 1;
-        /* One proportional correction when the straight line missed, unless
-         * the fewest iterations already overshoot: fewer cannot help. */
-        if (got > 0 && fabs(got / o->busy_us[b] - 1) > 0.03 &&
-            !(iters == MIN_ITERS && got > o->busy_us[b])) {
-            iters = clamp_iters((double)iters * o->busy_us[b] / got);
-            got = busy_runtime_us(c, iters, reps);
-            if (got < 0)
-                return 1;
+    /* The short targets first, each from the line and corrected once; then
+     * the long ones, scaled from the longest short target's iterations and
+     * measured once, for the record: the kernel is linear in its
+     * iterations, and on a shared machine one launch of 1 s is too noisy
+     * to correct by (nine would make the calibration longer than the
+     * cells). With no short target, a long one is calibrated as a short. */
+    int ref = -1;
+    for (int b = 0; b < o->nbusy; ++b)
+        if (o->busy_us[b] < LONG_US && (ref < 0 || o->busy_us[b] > o->busy_us[ref]))
+            ref = b;
+    unsigned ref_iters = 0;
+    double ref_us = 0;
+    for (int pass = 0; pass < 2; ++pass)
+        for (int b = 0; b < o->nbusy; ++b) {
+            bool is_long = o->busy_us[b] >= LONG_US && ref >= 0;
+            if (is_long != (pass == 1))
+                continue;
+            unsigned iters;
+            double got;
+            if (is_long) {
+                iters = clamp_iters((double)ref_iters * o->busy_us[b] / ref_us);
+                if ((got = busy_runtime_us(c, iters, 1)) < 0)
+                    return 1;
+            } else {
+                int n = o->busy_us[b] >= LONG_US ? 1 : reps;
+                iters = clamp_iters((o->busy_us[b] - icpt) / slope);
+                if ((got = busy_runtime_us(c, iters, n)) < 0)
+                    return 1;
+                /* One proportional correction when the straight line
+                 * missed, unless the fewest iterations already overshoot:
+                 * fewer cannot help. */
+                if (got > 0 && fabs(got / o->busy_us[b] - 1) > 0.03 &&
+                    !(iters == MIN_ITERS && got > o->busy_us[b])) {
+                    iters = clamp_iters((double)iters * o->busy_us[b] / got);
+                    if ((got = busy_runtime_us(c, iters, n)) < 0)
+                        return 1;
+                }
+                if (b == ref) {
+                    ref_iters = iters;
+                    ref_us = got > 0 ? got : o->busy_us[b];
+                }
+            }
+            /* Only the ends of the iteration range make a target
+             * unreachable; elsewhere a miss is noise and the measured time
+             * says by how much. */
+            bool reached = !(iters == MIN_ITERS && got > o->busy_us[b] * (1 + REACH_TOLERANCE)) &&
+                           !(iters == MAX_ITERS && got < o->busy_us[b] * (1 - REACH_TOLERANCE));
+            proto_calibration(c->out, b, iters, o->busy_us[b], got, reached);
         }
-        /* Only the ends of the iteration range make a target unreachable;
-         * elsewhere a miss is noise and the measured time says by how much. */
-        bool reached = !(iters == MIN_ITERS && got > o->busy_us[b] * (1 + REACH_TOLERANCE)) &&
-                       !(iters == MAX_ITERS && got < o->busy_us[b] * (1 - REACH_TOLERANCE));
-        proto_calibration(c->out, b, iters, o->busy_us[b], got, reached);
-    }
     size_t bad = 0;
     if (cwh_busy_check(&c->h, &c->busy, &bad) != CL_SUCCESS || bad) {
         child_error(c, "busy kernel: WRONG RESULT during calibration (%zu bad)", bad);

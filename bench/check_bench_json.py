@@ -8,13 +8,17 @@ with the required numeric fields and a verified result, records every busy
 size's calibration and has a floor for every config. Exits 1 otherwise (2 on
 a usage error), printing what is wrong.
 
-By default the expected strategies, configs and kernels are the ones the
-header says were requested; --strategies, --configs and --kernels override
-that. A config matches a record's "config" (as given to --configs, e.g. "1"
-or "all") or its CPU count.
+By default the expected strategies, configs, kernels and driver models are
+the ones the header says were requested; --strategies, --configs, --kernels
+and --driver-models override that. A config matches a record's "config" (as
+given to --configs, e.g. "1" or "all") or its CPU count; a driver model its
+"driver_model" (a file from before driver models holds pocl3 only). Every
+(kernel, driver model, config, strategy) needs its record and every (driver
+model, config) its floor.
 
 usage: check_bench_json.py FILE [--strategies a,b] [--configs 1,all]
                                 [--kernels saxpy,busy-100us,busy-1ms,latency]
+                                [--driver-models pocl3,nvidia]
 """
 import argparse
 import json
@@ -29,7 +33,8 @@ FLOOR_FIELDS = ["trips", "one_way_us_mean", "one_way_us_median", "one_way_us_p90
 RECORD_FIELDS = ["kernel", "cpus", "workers", "strategy", "launches", "stopped_by",
                  "cpu_us_mean",
                  "cpu_us_median", "wall_us_mean", "wall_us_median", "wall_us_p99",
-                 "overhead_us_median", "kernel_us_median"]
+                 "overhead_us_median", "kernel_us_median", "wait_cpu_us_mean",
+                 "wait_wall_us_mean", "cpu_per_wait_s"]
 NUMERIC_FIELDS = [f for f in RECORD_FIELDS[4:] if f != "stopped_by"]
 
 
@@ -43,6 +48,9 @@ def main():
     ap.add_argument("--strategies", type=csv_list, help="expected strategies (default: header)")
     ap.add_argument("--configs", type=csv_list, help="expected configs, e.g. 1,all (default: header)")
     ap.add_argument("--kernels", type=csv_list, help="expected kernels (default: header)")
+    ap.add_argument("--driver-models", type=lambda t: t.split(";"),
+                    help="expected driver models, ';'-separated since a model's parameters "
+                         "take commas (default: header)")
     args = ap.parse_args()
 
     problems = []
@@ -67,6 +75,11 @@ def main():
     strategies = args.strategies or header.get("strategies") or []
     configs = args.configs or [c.get("config") for c in header.get("configs", [])]
     kernels = args.kernels or header.get("kernels") or []
+    if "driver_models" in header and not isinstance(header["driver_models"], list):
+        problems.append("header 'driver_models' is not a list")
+    header_models = [m.get("name") for m in header.get("driver_models") or []
+                     if isinstance(m, dict)]
+    models = args.driver_models or header_models or ["pocl3"]
     for name, lst in (("strategies", strategies), ("configs", configs), ("kernels", kernels)):
         if not lst:
             problems.append(f"no {name} expected (none given and none in the header)")
@@ -74,11 +87,15 @@ def main():
     def config_matches(rec, want):
         return str(rec.get("config")) == str(want) or str(rec.get("cpus")) == str(want)
 
+    def model_of(rec):
+        return rec.get("driver_model", "pocl3")
+
     for i, rec in enumerate(results):
         if not isinstance(rec, dict):
             problems.append(f"results[{i}] is not an object")
             continue
-        where = f"results[{i}] ({rec.get('kernel')}, {rec.get('config')}, {rec.get('strategy')})"
+        where = (f"results[{i}] ({rec.get('kernel')}, {model_of(rec)}, {rec.get('config')}, "
+             f"{rec.get('strategy')})")
         for key in RECORD_FIELDS:
             if key not in rec:
                 problems.append(f"{where}: lacks '{key}'")
@@ -91,6 +108,9 @@ def main():
             problems.append(f"{where}: no launches")
         if rec.get("ok") is False:
             problems.append(f"{where}: result verification failed")
+        if header_models and model_of(rec) not in header_models:
+            problems.append(f"{where}: driver model {model_of(rec)!r} is not in the header's "
+                            f"{header_models}")
 
     # Calibration: every busy size says whether its target was reached.
     for i, cal in enumerate(header.get("busy_calibration") or []):
@@ -114,19 +134,22 @@ def main():
                 problems.append(f"floor[{i}]: '{key}' is not a positive number: {v!r}")
         if "cooperative_overhead_to_floor" not in fl:
             problems.append(f"floor[{i}] lacks 'cooperative_overhead_to_floor'")
-    for c in configs:
-        if not any(str(fl.get("config")) == str(c) or str(fl.get("cpus")) == str(c)
-                   for fl in floors if isinstance(fl, dict)):
-            problems.append(f"no floor for config {c}")
+    for m in models:
+        for c in configs:
+            if not any(config_matches(fl, c) and model_of(fl) == m
+                       for fl in floors if isinstance(fl, dict)):
+                problems.append(f"no floor for driver model {m}, config {c}")
 
     valid = [r for r in results if isinstance(r, dict)]
     for k in kernels:
-        for c in configs:
-            for s in strategies:
-                hits = [r for r in valid if r.get("kernel") == k and r.get("strategy") == s
-                        and config_matches(r, c)]
-                if not hits:
-                    problems.append(f"missing record: kernel {k}, config {c}, strategy {s}")
+        for m in models:
+            for c in configs:
+                for s in strategies:
+                    hits = [r for r in valid if r.get("kernel") == k and r.get("strategy") == s
+                            and model_of(r) == m and config_matches(r, c)]
+                    if not hits:
+                        problems.append(f"missing record: kernel {k}, driver model {m}, "
+                                        f"config {c}, strategy {s}")
 
     if problems:
         print(f"{args.json_file}: {len(problems)} problem(s):")
@@ -134,7 +157,8 @@ def main():
             print(f"  {p}")
         return 1
     print(f"{args.json_file}: ok ({len(results)} records: {len(kernels)} kernels x "
-          f"{len(configs)} configs x {len(strategies)} strategies expected)")
+          f"{len(models)} driver models ({', '.join(models)}) x {len(configs)} configs x "
+          f"{len(strategies)} strategies expected)")
     return 0
 
 

@@ -41,13 +41,17 @@ static cl_int enqueue(child *c, const kernel_spec *k, cl_event *ev) {
 
 int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
     cw_wait_options wo = {.strategy = s, .spin_us = (uint32_t)c->o->spin_us};
-    struct timespec c0, w0, w1, c1;
+    struct timespec c0, w0, w1, c1, wc0, ww0;
     cl_event ev = NULL;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     clock_gettime(CLOCK_MONOTONIC, &w0);
     cl_int err = enqueue(c, k, &ev);
     int rc = CW_OK;
     cl_int st = CL_SUCCESS;
+    /* The wait alone, too: its CPU over its wall is what waiting costs per
+     * second, the figure a spinning driver's wait puts at 1. */
+    clock_gettime(CLOCK_MONOTONIC, &ww0);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &wc0);
     if (err == CL_SUCCESS)
         rc = cw_wait(ev, &wo, &st);
     clock_gettime(CLOCK_MONOTONIC, &w1);
@@ -64,7 +68,10 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
         return -1;
     }
     cl_ulong kns = 0;
-    err = cwh_event_runtime_ns(ev, &kns);
+    /* A timer-driven device's event is a marker's: the run time is the
+     * model's, which the bench set. */
+    err = k->timer_us > 0 ? (kns = (cl_ulong)(k->timer_us * 1e3), CL_SUCCESS)
+                          : cwh_event_runtime_ns(ev, &kns);
     clReleaseEvent(ev);
     if (err != CL_SUCCESS) {
         child_error(c, "%s: event profiling failed: OpenCL error %d", k->name, err);
@@ -74,16 +81,31 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
         out->cpu_us = (double)(ts_ns(&c1) - ts_ns(&c0)) / 1e3;
         out->wall_us = (double)(ts_ns(&w1) - ts_ns(&w0)) / 1e3;
         out->kernel_us = (double)kns / 1e3;
+        out->wait_cpu_us = (double)(ts_ns(&c1) - ts_ns(&wc0)) / 1e3;
+        out->wait_wall_us = (double)(ts_ns(&w1) - ts_ns(&ww0)) / 1e3;
     }
     return 0;
 }
 
-static void stats_vector(const cw_stats *s, uint64_t v[NSTATS]) {
+static void stats_vector(const cw_stats *s, const cw_stats_auto *a, uint64_t v[NSTATS]) {
     uint64_t head[8] = {s->waits,  s->spins, s->yields,   s->parks,
                         s->sleeps, s->polls, s->timeouts, s->latency_count};
     memcpy(v, head, sizeof head);
     for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
         v[8 + b] = s->latency_us[b];
+    uint64_t dec[NSTATS_AUTO] = {a->unchecked_waits, a->deferred_checks,       a->checks,
+                                 a->hybrid_waits,    a->hybrid_callback_first, a->late_callbacks};
+    memcpy(v + AUTO_BASE, dec, sizeof dec);
+}
+
+/* --stats, at the end of a config: what cw learned of its platform. */
+static void send_learned(child *c) {
+    cw_stats_auto a;
+    memset(&a, 0, sizeof a);
+    cw_stats_auto_get(&a, sizeof a);
+    uint64_t v[NLEARNED] = {a.platforms_probed, a.platforms_failed_fire, a.platforms_failed_silent,
+                            a.platforms_late,   a.lateness_ns,           a.lateness_samples};
+    proto_learned(c->out, v);
 }
 
 /* The timed samples of one cell, per strategy, grown a round at a time. */
@@ -119,10 +141,12 @@ static void send_results(child *c, const kernel_spec *k, const cw_strategy *stra
         for (int m = 0; m < M_COUNT; ++m) {
             for (unsigned i = 0; i < cs->count; ++i) {
                 const sample *p = &cs->s[j][i];
-                v[i] = m == M_CPU      ? p->cpu_us
-                       : m == M_WALL   ? p->wall_us
-                       : m == M_KERNEL ? p->kernel_us
-                                       : p->wall_us - p->kernel_us;
+                v[i] = m == M_CPU         ? p->cpu_us
+                       : m == M_WALL      ? p->wall_us
+                       : m == M_KERNEL    ? p->kernel_us
+                       : m == M_WAIT_CPU  ? p->wait_cpu_us
+                       : m == M_WAIT_WALL ? p->wait_wall_us
+                                          : p->wall_us - p->kernel_us;
             }
             summarize(v, cs->count, st[m]);
         }
@@ -153,14 +177,14 @@ static int run_cell(child *c, const kernel_spec *k) {
      * first use (completion pool, callback thread paths). */
     if (launch(c, k, CW_STRATEGY_BLOCKING, NULL) != 0)
         return -1;
-    for (unsigned w = 0; w < o->warmup; ++w)
+    for (unsigned w = 0; w < k->warmup; ++w)
         for (int j = 0; j < ns; ++j)
             if (launch(c, k, strat[j], NULL) != 0)
                 return -1;
 
     cell_samples cs;
     memset(&cs, 0, sizeof cs);
-    reserve(&cs, ns, o->launches < 65536 ? o->launches : 65536);
+    reserve(&cs, ns, k->launches < 65536 ? k->launches : 65536);
     int rc = 0;
     const char *stopped_by = "launches";
     /* Each round runs a block of every strategy, in a new random order each
@@ -173,19 +197,24 @@ static int run_cell(child *c, const kernel_spec *k) {
     for (int j = 0; j < ns; ++j)
         order[j] = j;
     uint32_t seed = 0x9e3779b9u;
+    /* A long cell keeps its first launches whatever --max-time says: one
+     * launch of a 1 s kernel per strategy is no mean. */
+    unsigned least = k->is_long ? LONG_MIN_LAUNCHES : 1;
+    if (least > k->launches)
+        least = k->launches;
     while (rc == 0) {
         double elapsed = now_s() - t0;
-        bool n_done = cs.count >= o->launches;
-        if (cs.count > 0 && elapsed >= o->max_time) {
+        bool n_done = cs.count >= k->launches;
+        if (cs.count >= least && elapsed >= o->max_time) {
             stopped_by = "max-time";
             break;
         }
         if (n_done && elapsed >= o->min_time) {
-            stopped_by = cs.count > o->launches ? "min-time" : "launches";
+            stopped_by = cs.count > k->launches ? "min-time" : "launches";
             break;
         }
         unsigned count =
-            n_done || o->launches - cs.count >= o->block ? o->block : o->launches - cs.count;
+            n_done || k->launches - cs.count >= k->block ? k->block : k->launches - cs.count;
         reserve(&cs, ns, cs.count + count);
         for (int j = ns - 1; j > 0; --j) {
             seed ^= seed << 13;
@@ -198,15 +227,19 @@ static int run_cell(child *c, const kernel_spec *k) {
         for (int j = 0; j < ns && rc == 0; ++j) {
             int idx = order[j];
             cw_stats before, after;
-            if (o->stats)
+            cw_stats_auto abefore, aafter;
+            if (o->stats) {
                 cw_stats_get(&before);
+                cw_stats_auto_get(&abefore, sizeof abefore);
+            }
             for (unsigned m = 0; m < count && rc == 0; ++m)
                 rc = launch(c, k, strat[idx], &cs.s[idx][cs.count + m]);
             if (o->stats) {
                 uint64_t a[NSTATS], b[NSTATS];
                 cw_stats_get(&after);
-                stats_vector(&before, b);
-                stats_vector(&after, a);
+                cw_stats_auto_get(&aafter, sizeof aafter);
+                stats_vector(&before, &abefore, b);
+                stats_vector(&after, &aafter, a);
                 for (int q = 0; q < NSTATS; ++q)
                     cs.counts[idx][q] += a[q] - b[q];
             }
@@ -238,7 +271,9 @@ static int run_cell(child *c, const kernel_spec *k) {
         /* The latency kernel really runs for a tiny fraction of its wall
          * time; only a run time of next to nothing (Mesa 22 rusticl reports
          * about 1 ns) gives profiling away there. */
-        if (k->kind == K_LATENCY)
+        if (k->timer_us > 0)
+            profiling_ok = true; /* the model's run time, not profiling */
+        else if (k->kind == K_LATENCY)
             profiling_ok &= kernel_sum >= 0.05 * cs.count;
         else
             profiling_ok &= kernel_sum >= 0.01 * wall_sum;
@@ -272,6 +307,10 @@ int child_open(child *c, const options *o) {
     proto_header(c->out, "device_name", c->h.device_name);
     proto_header(c->out, "device_version", c->h.device_version);
     proto_header(c->out, "driver_version", c->h.driver_version);
+    if (model_check_loaded(msg, sizeof msg) != 0) {
+        child_error(c, "%s", msg);
+        return -1;
+    }
     return 0;
 }
 
@@ -323,6 +362,16 @@ int child_run(const options *o) {
         return 1;
     kernel_spec ks[MAX_KERNELS];
     int nk = build_kernels(o, ks);
+    model_timer(o, ks, nk);
+    if (nk && ks[0].timer_us > 0) {
+        char note[300];
+        snprintf(note, sizeof note,
+                 "%s: a timer-driven device: the kernel column is the model's run time (a "
+                 "busy kernel's target, or its iterations x the model's busy_ns; others the "
+                 "model's kernel_us), not event profiling",
+                 getenv("CW_BENCH_MODEL"));
+        proto_note(c.out, note);
+    }
     int failures = 0;
     /* The floor runs in this process, with OpenCL's threads started but idle
      * between cells: the same pinning as the waits it is compared with. */
@@ -353,6 +402,8 @@ int child_run(const options *o) {
         ++failures;
     }
     free(fs.v);
+    if (o->stats)
+        send_learned(&c);
     cwh_close(&c.h);
     fclose(c.out);
     return failures ? 1 : 0;

@@ -49,7 +49,17 @@ static void usage(FILE *f) {
         "  --kernels LIST      subset of: saxpy, latency, busy (every busy size), or a\n"
         "                      busy kernel by name, e.g. busy-100us,busy-1ms [all]\n"
         "  --busy-us LIST      target run times of the busy kernel on one worker, in us,\n"
-        "                      calibrated at start-up (at most %d) [100,1000]\n"
+        "                      calibrated at start-up (at most %d)\n"
+        "                      [100,1000,20000,100000,1000000; quick 100,1000]\n"
+        "  --long-time SEC     a long busy kernel (%g ms or more) runs about SEC seconds of\n"
+        "                      launches per strategy, at least %u, in blocks of 1, with one\n"
+        "                      warm-up launch per strategy where those take at most %g s\n"
+        "                      together; --launches caps it [%g]\n"
+        "  --driver-model LIST driver models to run every config under, one after another:\n"
+        "                      pocl3 (the real driver, no layer loaded), pocl7, nvidia,\n"
+        "                      neo, rocm; parameters follow their preset as name=value,\n"
+        "                      e.g. pocl3,nvidia,callback_delay_us=5000,pocl7\n"
+        "                      [pocl3,pocl7,nvidia; quick pocl3]\n"
         "  --busy-iters LIST   iterations for each busy size instead of calibrating\n"
         "  --busy-global N     work-items of the busy kernel [%u]\n"
         "  --saxpy-n N         floats in saxpy [%u]\n"
@@ -82,6 +92,7 @@ static void usage(FILE *f) {
         "status: 0 when every wait succeeded and every result verified, 1 otherwise,\n"
         "2 on a usage error or an output file that cannot be opened.\n",
         cw_strategy_name(CW_STRATEGY_DEFAULT), cw_strategy_name(CW_STRATEGY_DEFAULT), MAX_BUSY,
+        LONG_US / 1000, LONG_MIN_LAUNCHES, LONG_WARMUP_BUDGET_US / 1e6, DEF_LONG_TIME,
         DEF_BUSY_GLOBAL, DEF_SAXPY_N, DEF_FLOOR_TRIPS, QUICK_FLOOR_TRIPS, CW_SPIN_US_MAX,
         QUICK_LAUNCHES, QUICK_WARMUP, QUICK_FLOOR_TRIPS);
 }
@@ -145,11 +156,11 @@ static void parse_strategies(const char *v, options *o) {
 }
 
 static void parse_configs(const char *v, options *o) {
-    char buf[512], *items[MAX_CONFIGS + 1];
+    char buf[512], *items[MAX_CPU_CONFIGS + 1];
     snprintf(buf, sizeof buf, "%s", v);
-    int n = split_list(buf, items, MAX_CONFIGS);
+    int n = split_list(buf, items, MAX_CPU_CONFIGS);
     if (n <= 0)
-        die("--configs: expected a list like 1,all (at most %d), got '%s'", MAX_CONFIGS, v);
+        die("--configs: expected a list like 1,all (at most %d), got '%s'", MAX_CPU_CONFIGS, v);
     for (int k = 0; k < n; ++k) {
         unsigned long u;
         if (!strcmp(items[k], "all"))
@@ -209,6 +220,8 @@ enum {
     OPT_PLOT,
     OPT_QUICK,
     OPT_DRY_RUN,
+    OPT_DRIVER_MODEL,
+    OPT_LONG_TIME,
     OPT_CHILD,
     OPT_RESULT_FD,
     OPT_LABEL,
@@ -236,12 +249,22 @@ static const struct option long_options[] = {
     {"plot", required_argument, NULL, OPT_PLOT},
     {"quick", no_argument, NULL, OPT_QUICK},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"driver-model", required_argument, NULL, OPT_DRIVER_MODEL},
+    {"long-time", required_argument, NULL, OPT_LONG_TIME},
     {"help", no_argument, NULL, 'h'},
     {"child", required_argument, NULL, OPT_CHILD},
     {"result-fd", required_argument, NULL, OPT_RESULT_FD},
     {"label", required_argument, NULL, OPT_LABEL},
     {NULL, 0, NULL, 0},
 };
+
+/* The default run: the short kernels, then GPU-length ones; the real
+ * driver, then the models of PoCL 7 and NVIDIA's driver. --quick keeps the
+ * short kernels on the real driver only, unless told otherwise. */
+static const double def_busy_us[] = {100, 1000, 20000, 100000, 1000000};
+#define DEF_NBUSY ((int)(sizeof def_busy_us / sizeof def_busy_us[0]))
+#define QUICK_NBUSY 2
+static const char *const def_models[] = {"pocl3", "pocl7", "nvidia", NULL};
 
 static void defaults(options *o) {
     memset(o, 0, sizeof *o);
@@ -258,9 +281,13 @@ static void defaults(options *o) {
     strcpy(o->cfg_spec[0], "1");
     o->cfg_cpus[1] = 0;
     strcpy(o->cfg_spec[1], "all");
-    o->nbusy = 2;
-    o->busy_us[0] = 100;
-    o->busy_us[1] = 1000;
+    for (int b = 0; b < DEF_NBUSY; ++b)
+        o->busy_us[b] = def_busy_us[b];
+    o->nbusy = DEF_NBUSY;
+    o->long_time = DEF_LONG_TIME;
+    o->nmodels = 0;
+    for (const char *const *m = def_models; *m; ++m)
+        snprintf(o->models[o->nmodels++], sizeof o->models[0], "%s", *m);
     o->busy_global = DEF_BUSY_GLOBAL;
     o->saxpy_n = DEF_SAXPY_N;
     o->result_fd = -1;
@@ -268,6 +295,14 @@ static void defaults(options *o) {
 
 void parse_options(int argc, char **argv, options *o) {
     defaults(o);
+    /* --quick's busy sizes and models are in place before the options are
+     * read, so that --busy-iters compares its count with the sizes it will
+     * really replace (a child gets the parent's --quick and the iterations). */
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); ++i)
+        if (!strcmp(argv[i], "--quick")) {
+            o->nbusy = QUICK_NBUSY;
+            o->nmodels = 1; /* pocl3 */
+        }
     opterr = 0;
     int c, longindex;
     while ((c = getopt_long(argc, argv, ":h", long_options, &longindex)) != -1) {
@@ -341,6 +376,13 @@ void parse_options(int argc, char **argv, options *o) {
             break;
         case OPT_DRY_RUN:
             o->dry_run = true;
+            break;
+        case OPT_DRIVER_MODEL:
+            parse_models(v, o);
+            break;
+        case OPT_LONG_TIME:
+            if (!parse_double(v, 0, 1e6, &o->long_time))
+                die("--long-time: expected seconds from 0 to 1e6, got '%s'", v);
             break;
         case OPT_CHILD:
             if (!strcmp(v, "run"))

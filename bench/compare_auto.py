@@ -3,7 +3,7 @@
 """Compare cw's auto strategy with the best fixed strategy in every cell.
 
 Reads a cw-bench JSON file (python3 standard library only) and prints, per
-(kernel, config), auto's mean wall and mean CPU per launch against the
+(kernel, driver model, config), auto's mean wall and mean CPU per launch against the
 lowest mean wall and the lowest mean CPU among the fixed strategies (every
 strategy but "auto" and "default"; each metric's best may be a different
 strategy), and whether auto meets its goal: wall within 5% and
@@ -32,19 +32,20 @@ def main():
 
     cells = []
     for r in results:
-        cell = (r["kernel"], r["config"])
+        cell = (r["kernel"], r.get("driver_model", "pocl3"), r["config"])
         if cell not in cells:
             cells.append(cell)
-    print("| kernel | config | auto wall | best wall (strategy) | ratio | auto CPU "
+    print("| kernel | driver model | config | auto wall | best wall (strategy) | ratio | auto CPU "
           "| best CPU (strategy) | ratio | goal met |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     met = 0
-    for kernel, config in cells:
-        rows = [r for r in results if r["kernel"] == kernel and r["config"] == config]
+    for kernel, model, config in cells:
+        rows = [r for r in results if r["kernel"] == kernel and r["config"] == config
+                and r.get("driver_model", "pocl3") == model]
         auto = [r for r in rows if r["strategy"] == "auto"]
         fixed = [r for r in rows if r["strategy"] not in ("auto", "default")]
         if not auto or not fixed:
-            print(f"{args.json_file}: no auto or no fixed strategy for {kernel}, {config}",
+            print(f"{args.json_file}: no auto or no fixed strategy for {kernel}, {model}, {config}",
                   file=sys.stderr)
             return 2
         a = auto[0]
@@ -54,7 +55,7 @@ def main():
         rc = a["cpu_us_mean"] / bc["cpu_us_mean"]
         ok = rw <= 1 + args.wall_tol and rc <= 1 + args.cpu_tol
         met += ok
-        print(f"| {kernel} | {config} ({a['cpus']} CPU) | {a['wall_us_mean']:.1f} "
+        print(f"| {kernel} | {model} | {config} ({a['cpus']} CPU) | {a['wall_us_mean']:.1f} "
               f"| {bw['wall_us_mean']:.1f} ({bw['strategy']}) | {rw:.3f} "
               f"| {a['cpu_us_mean']:.1f} | {bc['cpu_us_mean']:.1f} ({bc['strategy']}) "
               f"| {rc:.3f} | {'yes' if ok else 'no'} |")

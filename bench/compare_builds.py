@@ -23,7 +23,7 @@ def ratios(paths):
     for p in paths:
         for r in json.load(open(p))["results"]:
             if r["strategy"] != "blocking":
-                key = (r["kernel"], r["config"], r["strategy"])
+                key = (r["kernel"], r.get("driver_model", "pocl3"), r["config"], r["strategy"])
                 out.setdefault(key, []).append((r["cpu_ratio_mean"], r["wall_ratio_mean"]))
     return out
 
@@ -42,10 +42,11 @@ def main():
     med = lambda xs, i: statistics.median(x[i] for x in xs)
     print("runs: %s %d, %s %d; each figure the median over runs of the ratio to blocking"
           % (args.a, len(runs[args.a]), args.b, len(runs[args.b])))
-    print("%-9s %-4s %-12s | CPU x: %s / %s | wall x: %s / %s" % ("kernel", "cfg", "strategy",
+    print("%-9s %-8s %-4s %-12s | CPU x: %s / %s | wall x: %s / %s" % ("kernel", "model", "cfg",
+          "strategy",
           args.a, args.b, args.a, args.b))
     for key in sorted(set(a) & set(b)):
-        print("%-9s %-4s %-12s |   %5.2f / %5.2f   |   %5.2f / %5.2f"
+        print("%-9s %-8s %-4s %-12s |   %5.2f / %5.2f   |   %5.2f / %5.2f"
               % (key + (med(a[key], 0), med(b[key], 0), med(a[key], 1), med(b[key], 1))))
 
 

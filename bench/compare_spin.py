@@ -34,7 +34,8 @@ def main():
             if r["strategy"] != "spin-park":
                 continue
             co = [x for x in res if x["strategy"] == "cooperative"
-                  and x["kernel"] == r["kernel"] and x["config"] == r["config"]][0]
+                  and x["kernel"] == r["kernel"] and x["config"] == r["config"]
+                  and x.get("driver_model", "pocl3") == r.get("driver_model", "pocl3")][0]
             print(f"| {budget} | {r['kernel']} | {r['config']} | {r['cpu_us_mean']:.1f} "
                   f"| {co['cpu_us_mean']:.1f} | {r['cpu_us_mean'] - co['cpu_us_mean']:+.1f} "
                   f"| {r['wall_us_mean']:.1f} | {co['wall_us_mean']:.1f} "

@@ -73,9 +73,11 @@ static void json_header(FILE *f, const options *o, const run_info *ri, const res
     fprintf(f,
             ",\n    \"elapsed_s\": %.1f, \"launches\": %u, \"min_time_s\": %g, "
             "\"max_time_s\": %g, \"block\": %u, \"warmup\": %u, \"quick\": %s, "
-            "\"saxpy_n\": %lu, \"busy_global\": %lu, \"floor_trips\": %u",
+            "\"saxpy_n\": %lu, \"busy_global\": %lu, \"floor_trips\": %u, \"long_time_s\": %g, "
+            "\"long_us\": %g",
             ri->elapsed_s, o->launches, o->min_time, o->max_time, o->block, o->warmup,
-            o->quick ? "true" : "false", o->saxpy_n, o->busy_global, o->floor_trips);
+            o->quick ? "true" : "false", o->saxpy_n, o->busy_global, o->floor_trips, o->long_time,
+            LONG_US);
     fputs(",\n    \"busy_calibration\": [", f);
     for (int b = 0; b < o->nbusy; ++b) {
         char name[32];
@@ -94,8 +96,23 @@ static void json_header(FILE *f, const options *o, const run_info *ri, const res
     int ns = selected_strategies(o, strat);
     for (int j = 0; j < ns; ++j)
         fprintf(f, "%s\"%s\"", j ? ", " : "", cw_strategy_name(strat[j]));
-    fputs("],\n    \"configs\": [", f);
-    for (int c = 0; c < ncfg; ++c) {
+    fputs("],\n    \"driver_models\": [", f);
+    for (int m = 0; m < o->nmodels; ++m) {
+        driver_model dm;
+        model_info(o->models[m], &dm);
+        fprintf(f, "%s{\"name\": ", m ? ", " : "");
+        json_string(f, dm.spec);
+        jstr(f, "preset", dm.preset);
+        fprintf(f, ", \"layer\": %s}", dm.layer ? "true" : "false");
+    }
+    fputs("],\n    \"driver_model_layer\": ", f);
+    if (ri->layer)
+        json_string(f, ri->layer);
+    else
+        fputs("null", f);
+    fputs(",\n    \"configs\": [", f);
+    /* The CPU configurations, once each: every model ran all of them. */
+    for (int c = 0; c < ncfg && cfgs[c].model_index == 0; ++c) {
         fprintf(f, "%s{\"config\": ", c ? ", " : "");
         json_string(f, cfgs[c].spec);
         fprintf(f, ", \"cpus\": %d, \"workers\": %d", cfgs[c].ncpus, cfgs[c].ncpus);
@@ -107,7 +124,12 @@ static void json_header(FILE *f, const options *o, const run_info *ri, const res
     fputs("],\n    \"kernels\": [", f);
     for (int i = 0; i < nk; ++i)
         fprintf(f, "%s\"%s\"", i ? ", " : "", ks[i].name);
-    fputc(']', f);
+    fputs("],\n    \"kernel_launches\": {", f);
+    for (int i = 0; i < nk; ++i)
+        fprintf(f, "%s\"%s\": {\"launches\": %u, \"warmup\": %u, \"block\": %u, \"long\": %s}",
+                i ? ", " : "", ks[i].name, ks[i].launches, ks[i].warmup, ks[i].block,
+                ks[i].is_long ? "true" : "false");
+    fputc('}', f);
     json_list(f, "notes", r->notes, r->nnotes);
     json_list(f, "errors", r->errors, r->nerr);
     fputs(",\n    \"units\": \"microseconds per launch; ratios against blocking in the same "
@@ -119,7 +141,9 @@ static void json_floor(FILE *f, const results *r, const config *cfgs, int ncfg) 
     fputs("  \"floor\": [", f);
     for (int c = 0; c < ncfg; ++c) {
         const floor_result *fl = &r->floors[c];
-        fprintf(f, "%s\n    {\"config\": ", c ? "," : "");
+        fprintf(f, "%s\n    {\"driver_model\": ", c ? "," : "");
+        json_string(f, cfgs[c].model.spec);
+        fputs(", \"config\": ", f);
         json_string(f, cfgs[c].spec);
         fprintf(f, ", \"cpus\": %d", cfgs[c].ncpus);
         jstr(f, "cpu_list", cfgs[c].cpu_list);
@@ -139,17 +163,31 @@ static void json_floor(FILE *f, const results *r, const config *cfgs, int ncfg) 
         else
             fputs(", \"cooperative_latency_overhead_basis\": null", f);
         jnum(f, "cooperative_overhead_to_floor", coop_floor_ratio(r, c));
+        if (r->have_learned[c]) {
+            fputs(", \"auto_learned\": {", f);
+            for (int q = 0; q < NLEARNED; ++q)
+                fprintf(f, "%s\"%s\": %llu", q ? ", " : "", learned_names[q],
+                        (unsigned long long)r->learned[c][q]);
+            fputc('}', f);
+        }
         fputc('}', f);
     }
     fputs("\n  ],\n", f);
 }
 
-static void json_record(FILE *f, const results *r, const record *p, const config *c) {
+static void json_record(FILE *f, const results *r, const record *p, const config *c,
+                        const kernel_spec *ks, int nk) {
     fprintf(f, "\n    {\"kernel\": \"%s\"", p->kernel);
     jstr(f, "kernel_param", kernel_param(r, p->kernel));
+    jstr(f, "driver_model", c->model.spec);
     jstr(f, "config", c->spec);
     fprintf(f, ", \"cpus\": %d, \"workers\": %d", c->ncpus, c->ncpus);
     jstr(f, "cpu_list", c->cpu_list);
+    const kernel_spec *k = NULL;
+    for (int i = 0; i < nk; ++i)
+        if (!strcmp(ks[i].name, p->kernel))
+            k = &ks[i];
+    fprintf(f, ", \"long\": %s", k && k->is_long ? "true" : "false");
     fprintf(f, ", \"strategy\": \"%s\", \"launches\": %u, \"ok\": %s, \"mismatches\": %zu",
             p->strategy, p->launches, p->ok ? "true" : "false", p->mismatches);
     const cell *ce = find_cell(r, p->kernel, p->cfg);
@@ -165,6 +203,7 @@ static void json_record(FILE *f, const results *r, const record *p, const config
     jnum(f, "cpu_ratio_median", ratio_to_blocking(r, p, M_CPU, S_MEDIAN));
     jnum(f, "wall_ratio_mean", ratio_to_blocking(r, p, M_WALL, S_MEAN));
     jnum(f, "wall_ratio_median", ratio_to_blocking(r, p, M_WALL, S_MEDIAN));
+    jnum(f, "cpu_per_wait_s", cpu_per_wait_s(p));
     if (p->has_stats) {
         fputs(", \"stats\": {", f);
         for (int q = 0; q < 8; ++q)
@@ -173,7 +212,11 @@ static void json_record(FILE *f, const results *r, const record *p, const config
         fputs(", \"latency_us_log2_buckets\": [", f);
         for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
             fprintf(f, "%s%llu", b ? ", " : "", (unsigned long long)p->stats[8 + b]);
-        fputs("]}", f);
+        fputs("], \"auto\": {", f);
+        for (int q = 0; q < NSTATS_AUTO; ++q)
+            fprintf(f, "%s\"%s\": %llu", q ? ", " : "", auto_stats_names[q],
+                    (unsigned long long)p->stats[AUTO_BASE + q]);
+        fputs("}}", f);
     }
     fputc('}', f);
 }
@@ -197,9 +240,11 @@ int write_json(const char *path, const options *o, const run_info *ri, const res
     json_header(f, o, ri, r, cfgs, ncfg);
     json_floor(f, r, cfgs, ncfg);
     fputs("  \"results\": [", f);
+    kernel_spec ks[MAX_KERNELS];
+    int nk = build_kernels(o, ks);
     for (int i = 0; i < r->nrec; ++i) {
         fputs(i ? "," : "", f);
-        json_record(f, r, &r->rec[i], &cfgs[r->rec[i].cfg]);
+        json_record(f, r, &r->rec[i], &cfgs[r->rec[i].cfg], ks, nk);
     }
     fputs("\n  ]\n}\n", f);
     return close_file(f, path);
@@ -233,11 +278,12 @@ int write_csv(const char *path, const run_info *ri, const results *r, const conf
     }
     /* One header row, then data rows: the run's identity repeats on every row
      * so each row stands alone (the JSON holds the rest of the run's header). */
-    fputs("kernel,kernel_param,config,cpus,workers,cpu_list,strategy,launches,ok", f);
+    fputs("kernel,kernel_param,driver_model,config,cpus,workers,cpu_list,strategy,launches,ok", f);
     for (int m = 0; m < M_COUNT; ++m)
         for (int q = 0; q < S_COUNT; ++q)
             fprintf(f, ",%s_us_%s", metric_names[m], stat_names[q]);
-    fputs(",cpu_ratio_mean,cpu_ratio_median,wall_ratio_mean,wall_ratio_median,cell_elapsed_s,"
+    fputs(",cpu_ratio_mean,cpu_ratio_median,wall_ratio_mean,wall_ratio_median,cpu_per_wait_s,"
+          "cell_elapsed_s,"
           "stopped_by,floor_one_way_us_median,cw_version,git_commit,compiler,platform,device,"
           "command\n",
           f);
@@ -247,6 +293,8 @@ int write_csv(const char *path, const run_info *ri, const results *r, const conf
         const cell *ce = find_cell(r, p->kernel, p->cfg);
         fprintf(f, "%s,", p->kernel);
         csv_string(f, kernel_param(r, p->kernel));
+        fputc(',', f);
+        csv_string(f, c->model.spec);
         fprintf(f, ",%s,%d,%d,", c->spec, c->ncpus, c->ncpus);
         csv_string(f, c->cpu_list);
         fprintf(f, ",%s,%u,%d", p->strategy, p->launches, p->ok);
@@ -257,6 +305,7 @@ int write_csv(const char *path, const run_info *ri, const results *r, const conf
         csv_number(f, ratio_to_blocking(r, p, M_CPU, S_MEDIAN));
         csv_number(f, ratio_to_blocking(r, p, M_WALL, S_MEAN));
         csv_number(f, ratio_to_blocking(r, p, M_WALL, S_MEDIAN));
+        csv_number(f, cpu_per_wait_s(p));
         csv_number(f, ce ? ce->elapsed_s : NAN);
         fputc(',', f);
         csv_string(f, ce ? ce->stopped_by : "");

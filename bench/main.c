@@ -106,10 +106,14 @@ static int calibrate_busy(int argc, char **argv, options *o, results *r, run_inf
     options tmp = *o;
     tmp.ncfg = 1;
     tmp.cfg_cpus[0] = 1;
+    /* On the real driver: the iterations are the kernel's, whatever a model
+     * then does with its completion. */
+    tmp.nmodels = 1;
+    snprintf(tmp.models[0], sizeof tmp.models[0], "pocl3");
     build_configs(&tmp, &one);
     fprintf(stderr, "[calibration] busy kernel on 1 worker (cpu %s), targets", one.cpu_list);
     for (int b = 0; b < o->nbusy; ++b)
-        fprintf(stderr, " %g us", o->busy_us[b]);
+        fprintf(stderr, " %.0f us", o->busy_us[b]);
     fputc('\n', stderr);
     const char *extra[] = {"--child", "calibrate", "--label", "calibration", NULL};
     int st = run_child(argv, argc, o, &one, extra, -1, r, &ri->cal, NULL);
@@ -125,12 +129,12 @@ static int calibrate_busy(int argc, char **argv, options *o, results *r, run_inf
     ri->calibrated = true;
     for (int b = 0; b < o->nbusy; ++b) {
         o->busy_iters[b] = ri->cal.iters[b];
-        fprintf(stderr, "[calibration] %g us target: %u iterations, measured %.1f us\n",
+        fprintf(stderr, "[calibration] %.0f us target: %u iterations, measured %.1f us\n",
                 o->busy_us[b], ri->cal.iters[b], ri->cal.measured_us[b]);
         if (!ri->cal.reached[b]) {
             char msg[512];
             snprintf(msg, sizeof msg,
-                     "busy kernel: cannot calibrate to %g us on this platform: %u iterations "
+                     "busy kernel: cannot calibrate to %.0f us on this platform: %u iterations "
                      "run %.1f us; its cells run at that length",
                      o->busy_us[b], ri->cal.iters[b], ri->cal.measured_us[b]);
             fprintf(stderr, "[calibration] %s\n", msg);
@@ -165,15 +169,29 @@ static int parent_main(int argc, char **argv, const options *o0) {
         plot_preflight(o.plot);
     }
 
+    /* A model's layer that is not there stops the run now, as an output
+     * file that cannot be written does. */
+    const char *layer = NULL;
+    for (int c = 0; c < ncfg; ++c)
+        if (cfgs[c].model.layer)
+            layer = model_layer_or_die(cfgs[c].model.spec);
+    const char *user_layers = getenv("OPENCL_LAYERS");
+    if (user_layers && *user_layers)
+        fprintf(stderr,
+                "%s: note: OPENCL_LAYERS=%s is replaced in the children: each driver model "
+                "sets its own (pocl3: none)\n",
+                prog, user_layers);
+
     bool calibrate = need_busy && !o.busy_iters_set;
     plan pl;
     make_plan(&o, cfgs, ncfg, ks, nk, calibrate, &pl);
-    print_plan(stderr, &o, &pl);
+    print_plan(stderr, &o, &pl, cfgs, ks, layer);
     if (o.dry_run) {
         fprintf(stderr, "%s: --dry-run: nothing run\n", prog);
         return 0;
     }
     progress pg = {0, pl.ncells, t_start, &pl};
+    ri.layer = layer;
 
     results r;
     memset(&r, 0, sizeof r);
@@ -192,6 +210,7 @@ static int parent_main(int argc, char **argv, const options *o0) {
     for (int c = 0; c < ncfg; ++c) {
         char label[64], title[320];
         snprintf(label, sizeof label, "config %d/%d", c + 1, ncfg);
+
         config_title(&cfgs[c], title, sizeof title);
         fprintf(stderr, "[%s] %s\n", label, title);
         const char *extra_busy[] = {"--child",      "run",    "--label", label,

@@ -26,10 +26,6 @@
 /* saxpy per float on one worker: between a run whose arrays stay in cache
  * (results/bench: 0.2 ns) and one that streams them from memory (1.1 ns). */
 #define PLAN_SAXPY_NS_PER_FLOAT 0.3
-/* The busy kernel per iteration and work-item on one worker, where only
- * iterations are given (PoCL's calibration: 816 iterations of 1024
- * work-items for 1 ms). */
-#define PLAN_BUSY_NS_PER_ITER_ITEM 1.25
 /* A child's exec and OpenCL set-up with the kernels in PoCL's cache (the
  * first run after a kernel changes compiles them: seconds more). */
 #define PLAN_CONFIG_START_S 0.1
@@ -39,9 +35,7 @@
 static double kernel_us(const options *o, const kernel_spec *k) {
     switch (k->kind) {
     case K_BUSY:
-        if (k->target_us > 0)
-            return k->target_us;
-        return (double)k->iters * (double)o->busy_global * PLAN_BUSY_NS_PER_ITER_ITEM / 1e3;
+        return k->nominal_us;
     case K_SAXPY:
         return (double)o->saxpy_n * PLAN_SAXPY_NS_PER_FLOAT / 1e3;
     case K_LATENCY:
@@ -50,13 +44,21 @@ static double kernel_us(const options *o, const kernel_spec *k) {
     }
 }
 
+/* Whether a strategy's wait ends on the command's callback, and so takes
+ * a model's late callbacks on every launch (the plan's view: blocking is
+ * the driver's own wait, poll and backoff-poll ask for the status). */
+static bool ends_on_callback(cw_strategy s) {
+    return s != CW_STRATEGY_BLOCKING && s != CW_STRATEGY_POLL && s != CW_STRATEGY_BACKOFF_POLL;
+}
+
 /* The calibration child (calibrate.c): its warm-up, the fit's launches of
- * up to about 1 ms, then two rounds of launches at each target. */
+ * up to about 1 ms, then two rounds of launches at each short target and
+ * one launch at each long one (scaled from the short ones). */
 static double calibration_s(const options *o) {
     int reps = o->quick ? 5 : 9;
     double s = PLAN_CONFIG_START_S + (o->quick ? 0.05 : 0.2) + reps * 1e-3;
     for (int b = 0; b < o->nbusy; ++b)
-        s += 2 * reps * o->busy_us[b] / 1e6;
+        s += (o->busy_us[b] >= LONG_US ? 1 : 2 * reps) * o->busy_us[b] / 1e6;
     return s;
 }
 
@@ -64,14 +66,14 @@ void make_plan(const options *o, const config *cfgs, int ncfg, const kernel_spec
                bool calibrate, plan *p) {
     cw_strategy strat[NSTRAT];
     int ns = selected_strategies(o, strat);
+    int ncb = 0;
+    for (int j = 0; j < ns; ++j)
+        ncb += ends_on_callback(strat[j]);
     p->ncfg = ncfg;
     p->nk = nk;
     p->ns = ns;
     p->ncells = ncfg * nk;
-    /* Per cell: blocking's first launch, then every strategy's warm-up and
-     * timed launches (child.c, run_cell). */
-    p->cell_launches = 1 + (unsigned long)ns * (o->warmup + o->launches);
-    p->launches = p->cell_launches * (unsigned long)p->ncells;
+    p->launches = 0;
     p->calibration_s = calibrate ? calibration_s(o) : 0;
     p->config_s =
         PLAN_CONFIG_START_S +
@@ -80,12 +82,27 @@ void make_plan(const options *o, const config *cfgs, int ncfg, const kernel_spec
     p->at_max_time = 0;
     for (int c = 0; c < ncfg; ++c)
         for (int k = 0; k < nk; ++k) {
-            double run_us = kernel_us(o, &ks[k]) * PLAN_SHARE_FACTOR / cfgs[c].ncpus;
-            double s = (double)p->cell_launches * (PLAN_LAUNCH_US + run_us) / 1e6;
+            /* Per cell: blocking's first launch, then every strategy's
+             * warm-up and timed launches (child.c, run_cell). */
+            unsigned long per = ks[k].warmup + ks[k].launches;
+            p->launches += 1 + (unsigned long)ns * per;
+            /* A timer-driven device's commands take their time whatever the
+             * CPUs; PoCL's share the config's CPUs with the waiters. */
+            double run_us = cfgs[c].model.timer_device
+                                ? kernel_us(o, &ks[k])
+                                : kernel_us(o, &ks[k]) * PLAN_SHARE_FACTOR / cfgs[c].ncpus;
+            double round_us =
+                ns * (PLAN_LAUNCH_US + run_us) + ncb * cfgs[c].model.callback_delay_us;
+            double s = (PLAN_LAUNCH_US + run_us + (double)per * round_us) / 1e6;
+            /* A long cell runs its first launches whatever --max-time says. */
+            double least = ks[k].is_long ? LONG_MIN_LAUNCHES * round_us / 1e6 : 0;
             if (s < o->min_time)
                 s = o->min_time;
-            if (s >= o->max_time) {
+            if (s >= o->max_time && o->max_time >= least) {
                 s = o->max_time;
+                ++p->at_max_time;
+            } else if (s >= o->max_time) {
+                s = least;
                 ++p->at_max_time;
             }
             p->cell_s[c * nk + k] = s;
@@ -109,7 +126,8 @@ static void print_seconds(FILE *f, double s) {
         fprintf(f, "%.0f s (%.1f min)", s, s / 60);
 }
 
-void print_plan(FILE *f, const options *o, const plan *p) {
+void print_plan(FILE *f, const options *o, const plan *p, const config *cfgs, const kernel_spec *ks,
+                const char *layer) {
     fprintf(f,
             "[plan] %d cell%s (%d kernel%s x %d config%s) of %d strateg%s, %u launches and %u "
             "warm-up per strategy: %lu launches; estimated about ",
@@ -123,5 +141,27 @@ void print_plan(FILE *f, const options *o, const plan *p) {
     if (p->at_max_time)
         fprintf(f, "; %d cell%s reach%s --max-time %g s", p->at_max_time,
                 p->at_max_time == 1 ? "" : "s", p->at_max_time == 1 ? "es" : "", o->max_time);
+    fputc('\n', f);
+    bool any_long = false;
+    for (int k = 0; k < p->nk; ++k)
+        if (ks[k].is_long) {
+            fprintf(f, "%s %s %u",
+                    any_long ? "," : "[plan] long kernels, launches per strategy:", ks[k].name,
+                    ks[k].launches);
+            if (ks[k].warmup)
+                fprintf(f, " (+%u warm-up)", ks[k].warmup);
+            any_long = true;
+        }
+    if (any_long)
+        fprintf(f, "; in blocks of 1, at least %u whatever --max-time\n", LONG_MIN_LAUNCHES);
+    fputs("[plan] driver models:", f);
+    for (int c = 0; c < p->ncfg; ++c) {
+        if (c && cfgs[c].model_index == cfgs[c - 1].model_index)
+            continue;
+        fprintf(f, "%s %s%s", c ? "," : "", cfgs[c].model.spec,
+                cfgs[c].model.layer ? "" : " (the real driver, no layer)");
+    }
+    if (layer)
+        fprintf(f, "; layer %s", layer);
     fputc('\n', f);
 }

@@ -48,7 +48,9 @@ static void write_data(FILE *f, const results *r, const config *cfgs, int ncfg,
     fputs("\tfloor\n", f);
     for (int k = 0; k < nk; ++k)
         for (int c = 0; c < ncfg; ++c) {
-            fprintf(f, "%s %dcpu", ks[k].name, cfgs[c].ncpus);
+            /* The model in every label: the same kernel and CPUs under
+             * another driver is another row. */
+            fprintf(f, "%s %dcpu %s", ks[k].name, cfgs[c].ncpus, cfgs[c].model.spec);
             for (int pass = 0; pass < 2; ++pass)
                 for (int j = 0; j < ns; ++j) {
                     const record *p = find_record(r, ks[k].name, c, cw_strategy_name(strat[j]));
@@ -131,6 +133,9 @@ int write_plot(const char *png, const options *o, const results *r, const config
      * its colour and marker whatever subset was run. */
     fprintf(g, "datafile = '%s'\noutfile = ", dat);
     gp_string(g, png);
+    /* Wide enough for every row's label: kernels x configs x models. */
+    int rows = nk * ncfg, width = 400 + 60 * rows;
+    fprintf(g, "\nplotwidth = %d", width < 1500 ? 1500 : width);
     fprintf(g, "\nnstrat = %d\nstrat_ids = '", ns);
     for (int j = 0; j < ns; ++j)
         fprintf(g, "%s%d", j ? " " : "", (int)strat[j]);

@@ -10,16 +10,18 @@
 #   strat_ids  each column's cw_strategy value, space-separated, so that a
 #              strategy has the same colour and marker in every run
 #   subtitle   a line under the title, subtitle2 one more
+#   plotwidth  the image's width in pixels (rows = kernels x configs x models)
 # Standalone:
 #   gnuplot -e "datafile='d.tsv'; outfile='o.png'; nstrat=9; strat_ids='1 2 3 4 5 6 7 8 9'" bench/plot.gp
 if (!exists("subtitle")) subtitle = ''
 if (!exists("subtitle2")) subtitle2 = ''
 if (!exists("strat_ids")) strat_ids = ''
+if (!exists("plotwidth")) plotwidth = 1500
 
 if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
-    set terminal pngcairo size 1500,1100 font "Sans,11" noenhanced
+    set terminal pngcairo size plotwidth,1100 font "Sans,11" noenhanced
 } else {
-    set terminal png size 1500,1100 font "Sans,11" noenhanced
+    set terminal png size plotwidth,1100 font "Sans,11" noenhanced
 }
 set output outfile
 
@@ -30,7 +32,7 @@ set key autotitle columnhead
 set logscale y
 set format y "%g"
 set grid xtics ytics mytics lc rgb "#d0d0d0"
-set xtics nomirror scale 0 font ",12"
+set xtics nomirror scale 0 font ",12" rotate by -30
 set ytics nomirror
 set border 3
 set key outside right top vertical Left reverse samplen 1 spacing 1.3 font ",12"

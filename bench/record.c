@@ -14,7 +14,10 @@
  *                                 the config's floor, one-way, in us
  *   R kernel strategy launches ok mismatches {cpu,wall,kernel,overhead} x
  *     {mean,median,p90,p99,max}   one strategy's summary in a cell
- *   S kernel strategy counters... --stats: cw_stats differences, after its R
+ *   S kernel strategy counters... --stats: cw_stats and cw_stats_auto
+ *                                 differences, after its R
+ *   A learned...                  --stats: what cw learned of the platform
+ *                                 (cw_stats_auto), at the end of the config
  *   P kernel launches elapsed_s stopped_by profiling_ok
  *                                 a cell finished (the parent's progress line)
  * Text fields lose their tabs and newlines on the way.
@@ -94,6 +97,13 @@ void proto_stats(FILE *f, const char *kernel, const char *strategy, const uint64
     field(f, kernel);
     field(f, strategy);
     for (int q = 0; q < NSTATS; ++q)
+        fprintf(f, "\t%llu", (unsigned long long)v[q]);
+    end(f);
+}
+
+void proto_learned(FILE *f, const uint64_t v[NLEARNED]) {
+    fputc('A', f);
+    for (int q = 0; q < NLEARNED; ++q)
         fprintf(f, "\t%llu", (unsigned long long)v[q]);
     end(f);
 }
@@ -272,6 +282,13 @@ char proto_read(char *line, int cfg, results *r, calibration *cal) {
         if (n != 3 + NSTATS)
             return 0;
         read_stats(f, cfg, r);
+        break;
+    case 'A':
+        if (n != 1 + NLEARNED || cfg < 0 || cfg >= MAX_CONFIGS)
+            return 0;
+        r->have_learned[cfg] = true;
+        for (int q = 0; q < NLEARNED; ++q)
+            r->learned[cfg][q] = strtoull(f[1 + q], NULL, 10);
         break;
     case 'P':
         if (n != 6)

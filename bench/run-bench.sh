@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Build cw in Release and run cw-bench with its default settings, writing
 #   out/bench.txt (the table), out/bench.json, out/bench.csv, out/bench.png,
+#   out/goals.txt (bench/goals.py: the ratios to blocking and the goals),
 # and out/timerslack.txt from cw-timerslack.
 # On Debian/Ubuntu it first installs whatever build or run dependency is
 # missing (as root, or through sudo). Extra arguments go to cw-bench.
@@ -19,6 +20,8 @@ settings and writes:
   out/bench.json  header + one record per (kernel, config, strategy)
   out/bench.csv   the same as CSV
   out/bench.png   mean CPU and wall per launch (gnuplot)
+  out/goals.txt   auto's and cooperative's ratios to blocking and the goals
+                  (bench/goals.py out/bench.json)
   out/timerslack.txt  requested sleeps against their real length (cw-timerslack)
 Arguments after the options are passed to cw-bench unchanged, for example
   bench/run-bench.sh --launches 2000 --configs 1
@@ -72,6 +75,7 @@ fi
 
 echo "run-bench.sh: building into $build_dir/" >&2
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCW_BUILD_TESTS=OFF -DCW_BUILD_BENCH=ON
+# cw-bench depends on the driver model layer (cw_drivermodel), so it is built too.
 cmake --build "$build_dir" --target cw-bench cw-timerslack -j "$(nproc 2>/dev/null || echo 2)"
 
 mkdir -p "$out_dir"
@@ -82,6 +86,17 @@ set +e
 status=$?
 set -e
 cat "$out_dir/bench.txt"
+# The comparison and the goals, from the JSON just written: a goal that
+# misses is a finding, not a failure of the run.
+if [ -s "$out_dir/bench.json" ]; then
+    goals_rc=0
+    python3 "$root/bench/goals.py" "$out_dir/bench.json" >"$out_dir/goals.txt" || goals_rc=$?
+    cat "$out_dir/goals.txt"
+    if [ "$goals_rc" -gt 1 ]; then
+        echo "run-bench.sh: bench/goals.py could not read $out_dir/bench.json" >&2
+        [ "$status" -ne 0 ] || status=1
+    fi
+fi
 case " $* " in
 *" --quick "*) slack_args=--quick ;;
 *) slack_args= ;;

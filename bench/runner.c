@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cw-bench: CPU configurations and the children that run them. For every
- * configuration the parent re-executes this program (fork + exec of
- * /proc/self/exe with --child) pinned to that many CPUs and with the OpenCL
- * runtime's worker count set to match, then reads the child's records.
+ * configuration, under every driver model, the parent re-executes this
+ * program (fork + exec of /proc/self/exe with --child) pinned to that many
+ * CPUs, with the OpenCL runtime's worker count set to match and the driver
+ * model's layer in its environment, then reads the child's records.
  */
 #include <errno.h>
 #include <signal.h>
@@ -46,28 +47,38 @@ int build_configs(const options *o, config *cfg) {
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
         die("sched_getaffinity: %s", strerror(errno));
     int nallowed = CPU_COUNT(&allowed);
-    for (int i = 0; i < o->ncfg; ++i) {
-        config *c = &cfg[i];
-        snprintf(c->spec, sizeof c->spec, "%s", o->cfg_spec[i]);
-        int want = o->cfg_cpus[i] ? o->cfg_cpus[i] : nallowed;
-        if (want > nallowed)
-            die("--configs: %d CPUs asked, only %d allowed", want, nallowed);
-        CPU_ZERO(&c->set);
-        int got = 0;
-        for (int cpu = 0; cpu < CPU_SETSIZE && got < want; ++cpu)
-            if (CPU_ISSET(cpu, &allowed)) {
-                CPU_SET(cpu, &c->set);
-                ++got;
-            }
-        c->ncpus = got;
-        cpu_list_string(&c->set, c->cpu_list, sizeof c->cpu_list);
-    }
-    return o->ncfg;
+    if (o->nmodels * o->ncfg > MAX_CONFIGS)
+        die("--driver-model x --configs: %d x %d runs, at most %d", o->nmodels, o->ncfg,
+            MAX_CONFIGS);
+    int n = 0;
+    for (int m = 0; m < o->nmodels; ++m)
+        for (int i = 0; i < o->ncfg; ++i) {
+            config *c = &cfg[n++];
+            memset(c, 0, sizeof *c);
+            snprintf(c->spec, sizeof c->spec, "%s", o->cfg_spec[i]);
+            c->cpu_index = i;
+            c->model_index = m;
+            model_info(o->models[m], &c->model);
+            int want = o->cfg_cpus[i] ? o->cfg_cpus[i] : nallowed;
+            if (want > nallowed)
+                die("--configs: %d CPUs asked, only %d allowed", want, nallowed);
+            CPU_ZERO(&c->set);
+            int got = 0;
+            for (int cpu = 0; cpu < CPU_SETSIZE && got < want; ++cpu)
+                if (CPU_ISSET(cpu, &allowed)) {
+                    CPU_SET(cpu, &c->set);
+                    ++got;
+                }
+            c->ncpus = got;
+            cpu_list_string(&c->set, c->cpu_list, sizeof c->cpu_list);
+        }
+    return n;
 }
 
 void config_title(const config *c, char *out, size_t len) {
-    snprintf(out, len, "%s%d CPU%s (cpu %s), %d worker%s", strcmp(c->spec, "all") ? "" : "all ",
-             c->ncpus, c->ncpus == 1 ? "" : "s", c->cpu_list, c->ncpus, c->ncpus == 1 ? "" : "s");
+    snprintf(out, len, "%s | %s%d CPU%s (cpu %s), %d worker%s", c->model.spec,
+             strcmp(c->spec, "all") ? "" : "all ", c->ncpus, c->ncpus == 1 ? "" : "s", c->cpu_list,
+             c->ncpus, c->ncpus == 1 ? "" : "s");
 }
 
 static void print_progress(const results *r, const config *c, progress *pg) {
@@ -75,10 +86,10 @@ static void print_progress(const results *r, const config *c, progress *pg) {
     pg->cell++;
     double elapsed = now_s() - pg->t_start;
     fprintf(stderr,
-            "[cell %d/%d] %s on config %s: %u launches per strategy in %.1f s (stopped by "
+            "[cell %d/%d] %s on %s, config %s: %u launches per strategy in %.1f s (stopped by "
             "%s); %.0f s so far, about %.0f s to go\n",
-            pg->cell, pg->ncells, ce->kernel, c->spec, ce->launches, ce->elapsed_s, ce->stopped_by,
-            elapsed, plan_to_go(pg->plan, pg->cell));
+            pg->cell, pg->ncells, ce->kernel, c->model.spec, c->spec, ce->launches, ce->elapsed_s,
+            ce->stopped_by, elapsed, plan_to_go(pg->plan, pg->cell));
 }
 
 /* The child's side of the fork: pin, set the worker count, exec. */
@@ -93,6 +104,8 @@ static void exec_child(const options *o, const config *c, char **args) {
     setenv("LP_NUM_THREADS", n, 1);
     if (o->platform && strstr(o->platform, "rusticl") && !getenv("RUSTICL_ENABLE"))
         setenv("RUSTICL_ENABLE", "llvmpipe", 1);
+    /* The ICD loader reads OPENCL_LAYERS at the process's first OpenCL call. */
+    model_setenv(&c->model, model_layer_path());
     if (sched_setaffinity(0, sizeof c->set, &c->set) != 0) {
         fprintf(stderr, "%s: sched_setaffinity(%s): %s\n", prog, c->cpu_list, strerror(errno));
         _exit(127);
@@ -164,14 +177,14 @@ int run_child(char *const *argv, int argc, const options *o, const config *c,
     if (rc != 0 && r->nerr < 32) {
         /* A crash or a silent failure must show in the table and the JSON. */
         if (WIFSIGNALED(status))
-            snprintf(r->errors[r->nerr++], 512, "config %s: child died of signal %d (%s)", c->spec,
-                     WTERMSIG(status), strsignal(WTERMSIG(status)));
+            snprintf(r->errors[r->nerr++], 512, "%s, config %s: child died of signal %d (%s)",
+                     c->model.spec, c->spec, WTERMSIG(status), strsignal(WTERMSIG(status)));
         else if (r->nerr == errors_before)
-            snprintf(r->errors[r->nerr++], 512, "config %s: child exited with status %d", c->spec,
-                     rc);
+            snprintf(r->errors[r->nerr++], 512, "%s, config %s: child exited with status %d",
+                     c->model.spec, c->spec, rc);
     }
     if (WIFSIGNALED(status))
-        fprintf(stderr, "%s: child for config %s died of signal %d (%s)\n", prog, c->spec,
-                WTERMSIG(status), strsignal(WTERMSIG(status)));
+        fprintf(stderr, "%s: child for %s, config %s died of signal %d (%s)\n", prog, c->model.spec,
+                c->spec, WTERMSIG(status), strsignal(WTERMSIG(status)));
     return rc;
 }

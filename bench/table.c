@@ -52,6 +52,11 @@ double coop_floor_ratio(const results *r, int cfg) {
     return over / r->floors[cfg].st[S_MEDIAN];
 }
 
+double cpu_per_wait_s(const record *p) {
+    double w = p->st[M_WAIT_WALL][S_MEAN];
+    return w > 0 ? p->st[M_WAIT_CPU][S_MEAN] / w : NAN;
+}
+
 static void fmt_num(char *buf, size_t len, const char *fmt, double v) {
     if (isnan(v))
         snprintf(buf, len, "-");
@@ -75,6 +80,21 @@ void print_run_header(FILE *f, const options *o, const run_info *ri, const resul
             o->block, o->warmup);
     kernel_spec ks[MAX_KERNELS];
     int nk = build_kernels(o, ks);
+    for (int k = 0; k < nk; ++k)
+        if (ks[k].is_long)
+            fprintf(f,
+                    "%-17s %s: %u timed per strategy (at least %u whatever the time), blocks "
+                    "of 1, warm-up %u\n",
+                    "long kernel", ks[k].name, ks[k].launches, LONG_MIN_LAUNCHES, ks[k].warmup);
+    fprintf(f, "%-17s", "driver models");
+    for (int m = 0; m < o->nmodels; ++m) {
+        driver_model dm;
+        model_info(o->models[m], &dm);
+        fprintf(f, "%s %s%s", m ? "," : "", dm.spec, dm.layer ? "" : " (the real driver)");
+    }
+    fputc('\n', f);
+    if (ri->layer)
+        fprintf(f, "%-17s %s\n", "model layer", ri->layer);
     for (int k = 0; k < nk; ++k) {
         if (ks[k].kind != K_BUSY)
             continue;
@@ -82,7 +102,7 @@ void print_run_header(FILE *f, const options *o, const run_info *ri, const resul
         if (ri->calibrated && ri->cal.have[b])
             fprintf(f,
                     "%-17s %s: %u iterations x %lu work-items, calibrated on 1 worker to %.1f us "
-                    "(target %g us)%s\n",
+                    "(target %.0f us)%s\n",
                     "calibration", ks[k].name, ks[k].iters, o->busy_global, ri->cal.measured_us[b],
                     o->busy_us[b], ri->cal.reached[b] ? "" : ": TARGET NOT REACHED");
         else
@@ -95,21 +115,23 @@ void print_run_header(FILE *f, const options *o, const run_info *ri, const resul
             "%-17s microseconds per launch; CPU = launching thread's CPU time (enqueue+wait),\n"
             "%-17s wall = enqueue+wait, kernel = event profiling run time, overhead = wall - "
             "kernel;\n"
-            "%-17s 'x' columns = ratio to blocking in the same table\n",
-            "units", "", "");
+            "%-17s CPU/wait s = CPU time of the cw_wait calls over their wall time (1.00: a core\n"
+            "%-17s spun throughout); 'x' columns = ratio to blocking in the same table\n",
+            "units", "", "", "");
 }
 
 static void print_row(FILE *f, const results *r, const record *p) {
-    char rc[4][16];
+    char rc[4][16], cw[16];
+    fmt_num(cw, sizeof cw, "%.3f", cpu_per_wait_s(p));
     fmt_num(rc[0], 16, "%.2f", ratio_to_blocking(r, p, M_CPU, S_MEAN));
     fmt_num(rc[1], 16, "%.2f", ratio_to_blocking(r, p, M_CPU, S_MEDIAN));
     fmt_num(rc[2], 16, "%.2f", ratio_to_blocking(r, p, M_WALL, S_MEAN));
     fmt_num(rc[3], 16, "%.2f", ratio_to_blocking(r, p, M_WALL, S_MEDIAN));
     fprintf(f,
-            "%-24s %6u | %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f | %8.1f %8.1f | "
+            "%-24s %6u | %8.1f %8.1f %8.1f %8.1f | %6s | %9.1f %9.1f %9.1f | %9.1f %8.1f | "
             "%6s %6s %6s %6s%s\n",
             p->strategy, p->launches, p->st[M_CPU][S_MEAN], p->st[M_CPU][S_MEDIAN],
-            p->st[M_CPU][S_P90], p->st[M_CPU][S_P99], p->st[M_WALL][S_MEAN],
+            p->st[M_CPU][S_P90], p->st[M_CPU][S_P99], cw, p->st[M_WALL][S_MEAN],
             p->st[M_WALL][S_MEDIAN], p->st[M_WALL][S_P99], p->st[M_KERNEL][S_MEDIAN],
             p->st[M_OVERHEAD][S_MEDIAN], rc[0], rc[1], rc[2], rc[3], p->ok ? "" : "  WRONG RESULT");
 }
@@ -146,11 +168,13 @@ void print_tables(FILE *f, const results *r, const config *cfgs, int ncfg, const
                     kernel_param(r, ks[k].name), c + 1, ncfg, title);
             if (ce)
                 fprintf(f, "cell: %.1f s, stopped by %s\n", ce->elapsed_s, ce->stopped_by);
-            fprintf(f, "%-31s | %-35s | %-26s | %-17s | %-13s %-13s\n", "", "CPU us", "wall us",
-                    "kernel   overhd", "CPU x", "wall x");
-            fprintf(f, "%-24s %6s | %8s %8s %8s %8s | %8s %8s %8s | %8s %8s | %6s %6s %6s %6s\n",
-                    "strategy", "n", "mean", "median", "p90", "p99", "mean", "median", "p99",
-                    "median", "median", "mean", "median", "mean", "median");
+            fprintf(f, "%-31s | %-35s | %-6s | %-29s | %-18s | %-13s %-13s\n", "", "CPU us", "CPU/",
+                    "wall us", "kernel    overhd", "CPU x", "wall x");
+            fprintf(f,
+                    "%-24s %6s | %8s %8s %8s %8s | %6s | %9s %9s %9s | %9s %8s | %6s %6s %6s "
+                    "%6s\n",
+                    "strategy", "n", "mean", "median", "p90", "p99", "wait s", "mean", "median",
+                    "p99", "median", "median", "mean", "median", "mean", "median");
             for (int i = 0; i < r->nrec; ++i)
                 if (r->rec[i].cfg == c && !strcmp(r->rec[i].kernel, ks[k].name))
                     print_row(f, r, &r->rec[i]);
@@ -219,5 +243,41 @@ void print_stats(FILE *f, const results *r, const config *cfgs, int ncfg, const 
                         tail += p->stats[8 + b];
                 fprintf(f, " %llu\n", (unsigned long long)tail);
             }
+            /* What the waits decided from what cw learned (cw_stats_auto). */
+            fprintf(f, "%-24s %7s | %9s %9s %9s | %9s %9s | %9s\n", "decided (cw_stats_auto)", "",
+                    "unchecked", "deferred", "checks", "hybrid", "cb first", "late cb");
+            for (int i = 0; i < r->nrec; ++i) {
+                const record *p = &r->rec[i];
+                if (p->cfg != c || !p->has_stats || strcmp(p->kernel, ks[k].name))
+                    continue;
+                const uint64_t *v = p->stats + AUTO_BASE;
+                fprintf(f, "%-24s %7s | %9llu %9llu %9llu | %9llu %9llu | %9llu\n", p->strategy, "",
+                        (unsigned long long)v[0], (unsigned long long)v[1],
+                        (unsigned long long)v[2], (unsigned long long)v[3],
+                        (unsigned long long)v[4], (unsigned long long)v[5]);
+            }
         }
+    bool any = false;
+    for (int c = 0; c < ncfg; ++c)
+        any |= r->have_learned[c];
+    if (!any)
+        return;
+    fprintf(f, "\n== what cw learned of the platform, at the end of each config "
+               "(cw_stats_auto) ==\n");
+    fprintf(f, "%-40s | %6s %6s %6s %6s | %12s %8s\n", "config", "probed", "fire", "silent", "late",
+            "lateness us", "samples");
+    for (int c = 0; c < ncfg; ++c) {
+        if (!r->have_learned[c])
+            continue;
+        char title[320];
+        config_title(&cfgs[c], title, sizeof title);
+        const uint64_t *v = r->learned[c];
+        fprintf(f, "%-40s | %6llu %6llu %6llu %6llu | %12.1f %8llu\n", title,
+                (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
+                (unsigned long long)v[3], (double)v[4] / 1e3, (unsigned long long)v[5]);
+    }
+    fprintf(f, "(unchecked: waits with no failed-command check, their platform's failed commands "
+               "firing; deferred: first check\n put after twice the expected wait; hybrid: auto "
+               "waits that polled because callbacks are late, cb first:\n of them ended by the "
+               "callback; late cb: a status read found the command done before its callback)\n");
 }

@@ -8,15 +8,26 @@
 #              points at an empty folder, which any child would complain
 #              of). The check truncates no existing file and leaves no new
 #              one behind.
+#              A --driver-model that names no preset, or a parameter before
+#              any model, or a layer that is not there stops it the same
+#              way, naming what is wrong.
 #   plan       --dry-run prints the plan and runs nothing; the plan follows
-#              the options: its launch count is the options' arithmetic,
-#              its estimate grows with --launches, stays under the worst
-#              case, and says when a cell reaches --max-time.
+#              the options: its launch count is the options' arithmetic
+#              (every driver model runs every config; a long kernel has
+#              its own launches), its estimate grows with --launches, stays
+#              under the worst case, and says when a cell reaches --max-time.
+#   models     a tiny run under the nvidia model (the cw_drivermodel layer)
+#              with a short and a long kernel: exit 0, the model in the
+#              table and in every JSON record, and the JSON passes
+#              bench/check_bench_json.py; a library that is no layer in its
+#              place fails the run, saying the layer is not loaded.
 # Usage: tests/bench/cli.sh preflight|plan CW_BENCH WORK_DIR
+#        tests/bench/cli.sh models CW_BENCH WORK_DIR PYTHON NOT_A_LAYER.so
 set -euo pipefail
 mode=$1
 bench=$2
 work=$3
+src=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$work"
 mkdir -p "$work/empty"
 work=$(cd "$work" && pwd)
@@ -71,6 +82,24 @@ preflight)
     [ "$rc" = 0 ] || fail "--dry-run with a good --json: exit status $rc: $err"
     [ ! -e "$work/new.json" ] || fail "--dry-run left $work/new.json behind"
     echo "existing output kept, no new file left behind"
+
+    for args in "--driver-model bogus" "--driver-model pocl3,bogus" "--driver-model x=1"; do
+        # shellcheck disable=SC2086
+        run --quick $args
+        [ "$rc" = 2 ] || fail "$args: exit status $rc, expected 2: $err"
+        grep -q -- '--driver-model' <<<"$err" || fail "$args: the message does not name the option: $err"
+        grep -q '^\[plan\]' <<<"$err" && fail "$args: the plan was printed: $err"
+        ran_nothing "$args"
+        echo "$args: exit 2, $(head -n 1 <<<"$err")"
+    done
+    grep -q "parameter before any model" <<<"$err" || fail "x=1: not called a misplaced parameter: $err"
+    run --quick --driver-model pocl3,bogus
+    grep -q "unknown driver model 'bogus'" <<<"$err" || fail "bogus: not named: $err"
+    CW_DRIVER_MODEL_LAYER=$work/no-such-layer.so run --quick --driver-model nvidia
+    [ "$rc" = 2 ] && grep -q 'driver model layer is not there' <<<"$err" ||
+        fail "a missing layer: exit status $rc: $err"
+    ran_nothing "a missing layer"
+    echo "a missing layer: exit 2, $(head -n 1 <<<"$err")"
     ;;
 plan)
     estimate() { sed -n 's/^\[plan\] .* estimated about \([0-9.]*\) s.*/\1/p' <<<"$err"; }
@@ -86,7 +115,8 @@ plan)
         [ -n "$(estimate)" ] || fail "--dry-run $*: no estimate in the plan: $err"
     }
     # Per cell: one first launch, then (warm-up + launches) per strategy.
-    lat=(--kernels latency --configs 1 --strategies blocking,cooperative --warmup 2)
+    lat=(--kernels latency --configs 1 --strategies blocking,cooperative --warmup 2
+        --driver-model pocl3)
     plan_for 25 "${lat[@]}" --launches 10
     grep -q '^\[plan\] 1 cell (1 kernel x 1 config) of 2 strategies, 10 launches and 2 warm-up' \
         <<<"$err" || fail "the plan does not state the cell, strategies and launches: $err"
@@ -94,7 +124,8 @@ plan)
     plan_for 410 "${lat[@]}" --launches 100 --configs 1,1
     echo "launch counts follow --launches and --configs"
 
-    busy=(--kernels busy --busy-us 1000 --configs 1 --strategies blocking --warmup 0)
+    busy=(--kernels busy --busy-us 1000 --configs 1 --strategies blocking --warmup 0
+        --driver-model pocl3)
     plan_for 1001 "${busy[@]}" --launches 1000
     e1=$(estimate)
     plan_for 4001 "${busy[@]}" --launches 4000
@@ -111,9 +142,67 @@ plan)
     plan_for 100001 "${lat[@]}" --strategies blocking --warmup 0 --launches 100000 --max-time 1
     grep -q '1 cell reaches --max-time 1 s' <<<"$err" || fail "--max-time 1: not said: $err"
     echo "--quick estimated at $e s; a cell that reaches --max-time is said to"
+
+    # Every driver model runs every config. The dry run loads nothing, so
+    # any readable file stands in for the layer.
+    CW_DRIVER_MODEL_LAYER=$bench plan_for 50 "${lat[@]}" --launches 10 --driver-model pocl3,nvidia
+    grep -q '^\[plan\] 2 cells (1 kernel x 2 configs)' <<<"$err" || fail "two models, one config: $err"
+    grep -q '^\[plan\] driver models: pocl3 (the real driver, no layer), nvidia; layer ' <<<"$err" ||
+        fail "the plan does not name the models and the layer: $err"
+    # A parameter belongs to the model before it.
+    CW_DRIVER_MODEL_LAYER=$bench plan_for 75 "${lat[@]}" --launches 10 \
+        --driver-model pocl3,nvidia,callback_delay_us=5000,pocl7
+    grep -q 'driver models: pocl3 (the real driver, no layer), nvidia,callback_delay_us=5000, pocl7;' \
+        <<<"$err" || fail "a parameter not kept with its model: $err"
+    echo "driver models: each one runs every config; parameters stay with their model"
+
+    # Long kernels: about --long-time of run time per strategy, at least 2,
+    # one warm-up launch where all strategies' take at most 1 s.
+    long=(--kernels busy --configs 1 --strategies blocking,auto --driver-model pocl3 --warmup 10)
+    plan_for 13 "${long[@]}" --busy-us 20000 --long-time 0.1
+    grep -q '^\[plan\] long kernels, launches per strategy: busy-20ms 5 (+1 warm-up)' <<<"$err" ||
+        fail "busy-20ms: not 5 launches and 1 warm-up: $err"
+    plan_for 5 "${long[@]}" --busy-us 1000000
+    grep -q 'busy-1s 2;' <<<"$err" || fail "busy-1s: not 2 launches: $err"
+    plan_for 5 "${long[@]}" --busy-us 1000000 --long-time 0
+    plan_for 3 "${long[@]}" --busy-us 1000000 --launches 1
+    grep -q 'busy-1s 1;' <<<"$err" || fail "busy-1s: --launches 1 does not cap it: $err"
+    echo "long kernels: their own launch counts, at least 2, at most --launches"
+    ;;
+models)
+    python=$4
+    notlayer=$5
+    unset CW_KERNEL_DIR # this one runs kernels
+    tiny=(--quick --driver-model nvidia --configs 1 --kernels latency,busy-20ms --busy-us 100,20000
+        --strategies blocking,cooperative,auto --long-time 0.04 --launches 5 --floor-trips 20)
+    run "${tiny[@]}" --json "$work/nvidia.json"
+    [ "$rc" = 0 ] || fail "the nvidia run: exit status $rc: $err"
+    grep -q '^== busy-20ms .* | config 1/1: nvidia | 1 CPU' <<<"$out" ||
+        fail "no busy-20ms table under nvidia: $out"
+    grep -q '^driver models *nvidia$' <<<"$out" || fail "the header does not name the model: $out"
+    "$python" "$src/bench/check_bench_json.py" "$work/nvidia.json" --driver-models nvidia \
+        --configs 1 --kernels latency,busy-20ms --strategies blocking,cooperative,auto ||
+        fail "the nvidia run's JSON does not pass check_bench_json.py"
+    "$python" - "$work/nvidia.json" <<'PY' || fail "the JSON does not record the model"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert [m["name"] for m in doc["header"]["driver_models"]] == ["nvidia"], doc["header"]
+assert doc["header"]["driver_model_layer"], doc["header"]
+rec = doc["results"]
+assert rec and all(r["driver_model"] == "nvidia" for r in rec), rec
+long = [r for r in rec if r["kernel"] == "busy-20ms"]
+assert long and all(r["long"] and r["launches"] == 2 for r in long), long
+assert all(f["driver_model"] == "nvidia" for f in doc["floor"]), doc["floor"]
+PY
+    echo "nvidia: $(grep -c '"driver_model": "nvidia"' "$work/nvidia.json") JSON lines name the model, check_bench_json.py passes"
+
+    CW_DRIVER_MODEL_LAYER=$notlayer run "${tiny[@]}" --kernels latency
+    [ "$rc" = 1 ] || fail "a library that is no layer: exit status $rc, expected 1: $err"
+    grep -q 'is not loaded' <<<"$err" || fail "a library that is no layer: not said: $err"
+    echo "a library that is no layer: exit 1, $(grep -m1 'is not loaded' <<<"$err")"
     ;;
 *)
-    echo "usage: $0 preflight|plan CW_BENCH WORK_DIR" >&2
+    echo "usage: $0 preflight|plan CW_BENCH WORK_DIR | models CW_BENCH WORK_DIR PYTHON NOT_A_LAYER" >&2
     exit 2
     ;;
 esac
