@@ -284,13 +284,14 @@ static cl_mem new_image(void) {
 /* One blocking call of kind c on a fresh queue, gated by `gate` (a one-item
  * wait list). Returns its code; *mapped gets a map's pointer. */
 static cl_int gated(gated_call c, cl_command_queue q, cl_mem m, cl_mem img, void *svm_a,
-                    void *svm_b, cl_event gate, void **mapped) {
+                    void *svm_b, cl_event gate, void **mapped, cl_event *kept) {
     static int host[N];
     size_t bo[3] = {0, 8, 0}, ho[3] = {0, 0, 0}, region[3] = {64 * sizeof(int), 8, 1};
     size_t origin[3] = {0, 0, 0}, iregion[3] = {64, 64, 1}, row = 0;
     cl_int err = 1;
     cl_event ev = NULL;
     *mapped = NULL;
+    *kept = NULL;
     switch (c) {
     case G_READ:
         return clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof host, host, 1, &gate, NULL);
@@ -314,9 +315,10 @@ static cl_int gated(gated_call c, cl_command_queue q, cl_mem m, cl_mem img, void
         *mapped = clEnqueueMapImage(q, img, CL_TRUE, CL_MAP_READ, origin, iregion, &row, NULL, 1,
                                     &gate, NULL, &err);
         return err;
-    /* With an event: without one, PoCL 3.1 aborts natively when the gate
-     * fails (pocl_update_event_failed locks the command's event after
-     * dropping its last reference). */
+    /* With an event, kept until the case ends: without one, or released
+     * at once, PoCL 3.1 aborts natively now and then when the gate fails
+     * (pocl_update_event_failed locks the command's event after dropping
+     * its own reference, which may have been the last). */
     case G_SVM_MEMCPY:
         err = clEnqueueSVMMemcpy(q, CL_TRUE, svm_b, svm_a, sizeof host, 1, &gate, &ev);
         break;
@@ -326,8 +328,7 @@ static cl_int gated(gated_call c, cl_command_queue q, cl_mem m, cl_mem img, void
     default:
         return CL_INVALID_VALUE;
     }
-    if (ev)
-        clReleaseEvent(ev);
+    *kept = ev;
     return err;
 }
 
@@ -337,6 +338,7 @@ static void blocking_failed_gate(void) {
     cl_mem img = images ? new_image() : NULL;
     void *a = svm ? clSVMAlloc(ctx, CL_MEM_READ_WRITE, N * sizeof(int), 0) : NULL;
     void *b = svm ? clSVMAlloc(ctx, CL_MEM_READ_WRITE, N * sizeof(int), 0) : NULL;
+    cl_event kept[G_CALLS] = {NULL};
     for (int c = 0; c < G_CALLS; ++c) {
         bool image_call = c == G_READ_IMAGE || c == G_WRITE_IMAGE || c == G_MAP_IMAGE;
         bool svm_call = c == G_SVM_MEMCPY || c == G_SVM_MAP;
@@ -349,7 +351,7 @@ static void blocking_failed_gate(void) {
         later l;
         later_start(&l, gate, -14, 100);
         void *p = NULL;
-        cl_int rc = gated((gated_call)c, q, m, img, a, b, gate, &p);
+        cl_int rc = gated((gated_call)c, q, m, img, a, b, gate, &p, &kept[c]);
         pthread_join(l.thread, NULL);
         char extra[96] = "";
         if (c == G_MAP || c == G_MAP_IMAGE) {
@@ -367,6 +369,10 @@ static void blocking_failed_gate(void) {
         clReleaseEvent(gate);
         clReleaseCommandQueue(q);
     }
+    sleep_ms(100);
+    for (int c = 0; c < G_CALLS; ++c)
+        if (kept[c])
+            clReleaseEvent(kept[c]);
     if (a)
         clSVMFree(ctx, a);
     if (b)
