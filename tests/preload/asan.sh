@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The AddressSanitizer + UBSan build of libcw_preload.so, with --stats, under
 # programs built without sanitizers: clpeak, the pyopencl program, and the plain build's
-# cw-example and preload_codes. The ASan runtime must be first in the
+# cw-example, preload_codes and the cases of preload_adversarial. The ASan runtime must be first in the
 # process, so it is preloaded ahead of the preload. Each run must exit and
 # print as the native run does, and its standard error must hold no
 # sanitizer report. Each run writes its profile (--stats) too.
@@ -61,6 +61,10 @@ check() { # name, then the command
 py=/usr/bin/python3
 check "preload_codes" "$plain/tests/preload_codes"
 check "cw-example" "$plain/examples/cw-example" --launches 5
+for c in user-release map-failed-gate blocking-failed-gate blocking-flag event-refs \
+    dlsym-release wait-bad-input finish-idle; do
+    check "adversarial $c" "$plain/tests/preload_adversarial" "$c"
+done
 # Python leaks at exit by design, and LeakSanitizer then ends the process
 # (_exit) before the preload writes its profile. So first one run with the
 # leak check, whose reports must not name the preload, then the full check

@@ -4,17 +4,22 @@
 # output and exit status must be the same every time, and the preload must
 # have seen the calls named with --expect (from the --stats JSON).
 # Usage: same-output.sh CW_RUN [--mask-numbers] [--strategies "A B"]
-#                       [--expect CALL]... [--expect-cw KEY]... [--work DIR]
-#                       [--sed EXPR] -- PROGRAM [ARGS...]
+#                       [--also "OPTIONS"] [--expect CALL]... [--expect-cw KEY]...
+#                       [--expect-json REGEX]... [--work DIR] [--sed EXPR]
+#                       -- PROGRAM [ARGS...]
 #   --mask-numbers  compare with every number replaced by N (timings),
 #                   runs of blanks squeezed
 #   --sed EXPR      also apply this sed -E expression before comparing
 #   --strategies    default: "blocking cooperative auto"
+#   --also OPTIONS  run every strategy a second time with these cw-run
+#                   options too (e.g. "--hang-ms 1000")
 #   --expect CALL   the profile must count CALL (e.g. clFinish) in every run
 #   --expect-cw KEY the profile's counter KEY must be positive under every
 #                   strategy but blocking (e.g. finish_on_last_command)
+#   --expect-json REGEX  the profile must match this extended regex in
+#                   every run (e.g. '"finish_on_marker": [01],')
 set -euo pipefail
-usage() { sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in -h | --help) usage; exit 0 ;; esac
 cw_run=$1
@@ -23,6 +28,8 @@ mask=0
 strategies="blocking cooperative auto"
 expect=()
 expect_cw=()
+expect_json=()
+also=""
 work=""
 extra=""
 while [ $# -gt 0 ]; do
@@ -31,6 +38,8 @@ while [ $# -gt 0 ]; do
     --strategies) strategies=$2; shift ;;
     --expect) expect+=("$2"); shift ;;
     --expect-cw) expect_cw+=("$2"); shift ;;
+    --expect-json) expect_json+=("$2"); shift ;;
+    --also) also=$2; shift ;;
     --work) work=$2; shift ;;
     --sed) extra=$2; shift ;;
     --) shift; break ;;
@@ -58,39 +67,55 @@ set -e
 filter <"$work/native.out" >"$work/native.cmp"
 echo "native: exit $native_rc, $(wc -l <"$work/native.out") lines"
 bad=0
+runs=()
 for s in $strategies; do
+    runs+=("$s")
+    [ -n "$also" ] && runs+=("$s+")
+done
+for run in "${runs[@]}"; do
+    s=${run%+}
+    opts=()
+    # shellcheck disable=SC2206 # the options are words
+    [ "$run" != "$s" ] && opts=($also)
     set +e
-    "$cw_run" --strategy "$s" --stats="$work/$s.json" -- "$@" >"$work/$s.out" 2>"$work/$s.err"
+    "$cw_run" --strategy "$s" "${opts[@]}" --stats="$work/$run.json" -- "$@" >"$work/$run.out" \
+        2>"$work/$run.err"
     rc=$?
     set -e
-    filter <"$work/$s.out" >"$work/$s.cmp"
+    filter <"$work/$run.out" >"$work/$run.cmp"
     verdict=ok
     if [ "$rc" != "$native_rc" ]; then
         verdict="exit $rc, native $native_rc"
-    elif ! diff -u "$work/native.cmp" "$work/$s.cmp" >"$work/$s.diff"; then
+    elif ! diff -u "$work/native.cmp" "$work/$run.cmp" >"$work/$run.diff"; then
         verdict="output differs"
     else
         for call in "${expect[@]}"; do
-            if ! grep -Eq "\"$call\": \\{\"count\": [1-9]" "$work/$s.json" 2>/dev/null; then
+            if ! grep -Eq "\"$call\": \\{\"count\": [1-9]" "$work/$run.json" 2>/dev/null; then
                 verdict="no $call in the profile"
+                break
+            fi
+        done
+        for re in "${expect_json[@]}"; do
+            if ! grep -Eq "$re" "$work/$run.json" 2>/dev/null; then
+                verdict="the profile does not match $re"
                 break
             fi
         done
         if [ "$s" != blocking ]; then
             for key in "${expect_cw[@]}"; do
-                if ! grep -Eq "\"$key\": [1-9]" "$work/$s.json" 2>/dev/null; then
+                if ! grep -Eq "\"$key\": [1-9]" "$work/$run.json" 2>/dev/null; then
                     verdict="$key not positive in the profile"
                     break
                 fi
             done
         fi
     fi
-    echo "cw-run --strategy $s: exit $rc, $verdict"
+    echo "cw-run --strategy $s${opts[*]:+ ${opts[*]}}: exit $rc, $verdict"
     if [ "$verdict" != ok ]; then
         bad=1
-        [ -s "$work/$s.diff" ] && cat "$work/$s.diff"
-        sed 's/^/  stderr: /' "$work/$s.err" | tail -n 20
-        [ -f "$work/$s.json" ] && cat "$work/$s.json"
+        [ -s "$work/$run.diff" ] && cat "$work/$run.diff"
+        sed 's/^/  stderr: /' "$work/$run.err" | tail -n 20
+        [ -f "$work/$run.json" ] && cat "$work/$run.json"
     fi
 done
 if [ "$bad" != 0 ]; then

@@ -3,7 +3,6 @@
 #include "lastcmd.h"
 
 #include <pthread.h>
-#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -16,8 +15,12 @@
 
 typedef struct slot {
     cl_command_queue queue; /* NULL: free */
-    cl_event event;         /* NULL: nothing recorded since the last take */
+    cl_event event;         /* NULL: nothing unfinished recorded since the last take */
+    cl_event registering;   /* whose callback cwp_last_put is registering */
+    bool early;             /* that one's callback came before its recording */
     bool in_order;
+    bool idle;
+    uint64_t seq;        /* enqueues recorded */
     uint64_t typical_ns; /* of clFinish's waits (cwp_last_waited) */
 } slot;
 
@@ -44,10 +47,51 @@ static slot *find(cl_command_queue queue) {
     return NULL;
 }
 
-/* Under the lock: record `event` in `s`; returns the reference to drop. */
+/*
+ * The recorded command completed: the table needs its event no more, and
+ * drops its reference here rather than at the queue's next enqueue,
+ * clFinish or release, which may never come through the preload (a program
+ * that releases the queue through the loader's own entry point): on
+ * rusticl an event holds its queue and the queue its context, so that one
+ * reference would keep all three alive.
+ *
+ * The event is alive while its callback runs (the driver holds it), so no
+ * other event can have its address meanwhile; an entry that moved on (a
+ * later enqueue, a take) is someone else's to release. The callback is
+ * registered before the entry is recorded, while the caller's reference
+ * still keeps the event valid; one that comes in between leaves `early`
+ * for the recording to find (only for the event being registered: a
+ * callback of an event taken earlier must not mark a later event at the
+ * same address). `data` is the queue, only compared.
+ */
+static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
+    (void)status; /* a failed command is the real clFinish's to report, as on every path */
+    bool mine = false;
+    pthread_mutex_lock(&lock);
+    slot *s = find((cl_command_queue)data);
+    if (s && s->event == event) {
+        /* Everything the preload saw before it on this in-order queue
+         * finished too. */
+        s->event = NULL;
+        s->idle = true;
+        mine = true;
+    } else if (s && s->registering == event) {
+        s->early = true;
+    }
+    pthread_mutex_unlock(&lock);
+    if (mine)
+        clReleaseEvent(event);
+}
+
+/* Under the lock: record `event` in `s`; returns the reference to drop.
+ * Any enqueue ends the queue's idleness, on out-of-order queues too. */
 static cl_event swap_in(slot *s, cl_event event) {
-    if (!s || !s->in_order)
+    if (!s)
         return event; /* not tracked: the caller's reference goes */
+    ++s->seq;
+    s->idle = false;
+    if (!s->in_order)
+        return event;
     cl_event old = s->event;
     s->event = event;
     return old;
@@ -57,61 +101,101 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
     pthread_once(&atfork_once, register_atfork);
     pthread_mutex_lock(&lock);
     slot *s = find(queue);
-    cl_event drop = s ? swap_in(s, event) : NULL;
+    bool in_order = s && s->in_order;
+    if (in_order) {
+        s->registering = event;
+        s->early = false;
+    }
     pthread_mutex_unlock(&lock);
     if (!s) {
         /* First sight of this queue: ask its properties outside the lock. */
         cl_command_queue_properties p = 0;
-        bool in_order =
+        in_order =
             clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof p, &p, NULL) == CL_SUCCESS &&
             !(p & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
         pthread_mutex_lock(&lock);
         if (!(s = find(queue)) && (s = find(NULL)) != NULL) {
             s->queue = queue;
             s->event = NULL;
+            s->registering = NULL;
+            s->early = false;
             s->in_order = in_order;
+            s->idle = false;
+            s->seq = 0;
             s->typical_ns = 0;
         }
-        drop = swap_in(s, event);
+        in_order = s && s->in_order;
+        if (in_order) {
+            s->registering = event;
+            s->early = false;
+        }
         pthread_mutex_unlock(&lock);
     }
+    /* Without the callback (an error) the entry stays until the queue's
+     * next enqueue, take or forget. One on a command that completed already
+     * runs at once, here, and leaves `early`. */
+    if (in_order)
+        clSetEventCallback(event, CL_COMPLETE, on_complete, (void *)queue);
+    pthread_mutex_lock(&lock);
+    cl_event old = NULL, drop;
+    s = find(queue);
+    if (s && s->in_order && s->registering == event && s->early) {
+        /* Its callback came first: finished, nothing to keep. */
+        old = s->event;
+        s->event = NULL;
+        s->idle = true;
+        ++s->seq;
+        drop = event;
+    } else {
+        drop = swap_in(s, event);
+    }
+    if (s && s->registering == event) {
+        s->registering = NULL;
+        s->early = false;
+    }
+    pthread_mutex_unlock(&lock);
+    if (old)
+        clReleaseEvent(old);
     if (drop)
         clReleaseEvent(drop);
 }
 
 /* Take the queue's recorded command out of its slot, and the slot itself
- * when `forget`; *typical_ns gets the slot's typical wait (0: no slot). */
-static cl_event take(cl_command_queue queue, bool forget, uint64_t *typical_ns) {
-    cl_event ev = NULL;
-    *typical_ns = 0;
+ * when `forget`. */
+static cwp_last take(cl_command_queue queue, bool forget) {
+    cwp_last l = {NULL, false, 0, 0};
     pthread_mutex_lock(&lock);
     slot *s = queue ? find(queue) : NULL;
     if (s) {
-        ev = s->event;
+        l.event = s->event;
+        l.idle = s->idle && !s->event;
+        l.typical_ns = s->typical_ns;
+        l.seq = s->seq;
         s->event = NULL;
-        *typical_ns = s->typical_ns;
         if (forget)
             s->queue = NULL;
     }
     pthread_mutex_unlock(&lock);
-    return ev;
+    return l;
 }
 
-cl_event cwp_last_take(cl_command_queue queue, uint64_t *typical_ns) {
-    return take(queue, false, typical_ns);
+cwp_last cwp_last_take(cl_command_queue queue) {
+    return take(queue, false);
 }
 
-void cwp_last_waited(cl_command_queue queue, uint64_t ns) {
+void cwp_last_waited(cl_command_queue queue, uint64_t ns, uint64_t seq, bool finished) {
     pthread_mutex_lock(&lock);
     slot *s = queue ? find(queue) : NULL;
-    if (s)
+    if (s) {
         s->typical_ns = ns > s->typical_ns / 2 ? ns : s->typical_ns / 2;
+        if (finished && s->seq == seq && !s->event)
+            s->idle = true;
+    }
     pthread_mutex_unlock(&lock);
 }
 
 void cwp_last_forget(cl_command_queue queue) {
-    uint64_t unused;
-    cl_event ev = take(queue, true, &unused);
+    cl_event ev = take(queue, true).event;
     if (ev)
         clReleaseEvent(ev);
 }

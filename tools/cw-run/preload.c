@@ -11,7 +11,8 @@
  *   profile.c   the counters of --stats and the table or JSON at exit
  *   trace.c     the spans of --trace, per thread, written at exit
  *   hang.c      the --hang-ms report
- *   wait.c      clWaitForEvents and clFinish: the waits with cw
+ *   wait.c      clWaitForEvents and clFinish: the waits with cw, and
+ *               clSetUserEventStatus, which they need
  *   track.c     the non-blocking enqueues, recorded for clFinish (lastcmd.c)
  *   blocking.c  the blocking reads, writes, maps and copies
  *

@@ -20,6 +20,7 @@
     X(wait_for_events, clWaitForEvents)                                                            \
     X(finish, clFinish)                                                                            \
     X(release_queue, clReleaseCommandQueue)                                                        \
+    X(set_user_event_status, clSetUserEventStatus)                                                 \
     X(read_buffer, clEnqueueReadBuffer)                                                            \
     X(write_buffer, clEnqueueWriteBuffer)                                                          \
     X(read_buffer_rect, clEnqueueReadBufferRect)                                                   \

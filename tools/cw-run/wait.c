@@ -24,6 +24,23 @@ typedef enum wait_end {
 } wait_end;
 
 /*
+ * A wait with a timeout (--hang-ms) and a wait on several events subscribe
+ * to cw's shared record of each event, which holds a reference on it. cw
+ * forgets a finished event's record at the end of the wait, but tears it
+ * down (and drops that reference) only at its next call, so the event's
+ * reference count, and on implementations whose events hold their queue
+ * the queue's too, would stay one higher than natively after the wait
+ * returns. The second cw_event_forget is that next call. An event still
+ * unfinished (the list held a failed one) loses only its record: a later
+ * wait makes a new one.
+ */
+static void drop_records(const cl_event *evs, cl_uint n) {
+    for (cl_uint i = 0; i < n; ++i)
+        cw_event_forget(evs[i]);
+    cw_event_forget(evs[0]);
+}
+
+/*
  * Wait for n events with cw. One event goes through cw_wait, which honours
  * the strategy; several through cw_wait_all (one parker for all, the
  * cooperative wait).
@@ -65,6 +82,8 @@ static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uin
         }
         o.timeout_us = 0;
     }
+    if (n > 1 || cwp_cfg.hang_ns)
+        drop_records(evs, n);
     --cwp_inside_cw;
     return end;
 }
@@ -85,29 +104,90 @@ cl_int cwp_wait_one(enum cwp_call k, cl_event event) {
     return verdict(wait_events(k, &event, 1, 0), &event, 1);
 }
 
-CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list) {
-    if (cwp_passthrough())
-        return cwp_real.wait_for_events(num_events, event_list);
-    /* Bad input is the real call's to judge, with the codes it gives:
-     * CL_INVALID_VALUE, CL_INVALID_EVENT, CL_INVALID_CONTEXT. */
-    if (num_events == 0 || !event_list || num_events > CW_WAIT_MANY_MAX)
-        return cwp_real.wait_for_events(num_events, event_list);
+/*
+ * The events' statuses, one read each. Most clWaitForEvents calls find
+ * their events complete already (in pyopencl's tests, for example); then
+ * the call returns with no more than the driver's own wait would have done:
+ * no wait options, no cw table, no clock. Events of several contexts still
+ * go to the real call, which rejects them. CL_COMPLETE only: a failed or
+ * unfinished event, or one whose status cannot be read, takes the way
+ * below.
+ */
+static bool all_complete(const cl_event *evs, cl_uint n) {
+    for (cl_uint i = 0; i < n; ++i) {
+        cl_int st;
+        if (!evs[i] ||
+            clGetEventInfo(evs[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
+                CL_SUCCESS ||
+            st != CL_COMPLETE)
+            return false;
+    }
+    return true;
+}
+
+/* Whether the events are all valid and of one context, as the real call
+ * requires (else it returns CL_INVALID_EVENT or CL_INVALID_CONTEXT). */
+static bool one_context(const cl_event *evs, cl_uint n) {
     cl_context ctx0 = NULL;
-    for (cl_uint i = 0; i < num_events; ++i) {
+    for (cl_uint i = 0; i < n; ++i) {
         cl_context ctx = NULL;
-        if (!event_list[i] ||
-            clGetEventInfo(event_list[i], CL_EVENT_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS)
-            return cwp_real.wait_for_events(num_events, event_list);
+        if (!evs[i] ||
+            clGetEventInfo(evs[i], CL_EVENT_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS)
+            return false;
         if (i == 0)
             ctx0 = ctx;
         else if (ctx != ctx0)
-            return cwp_real.wait_for_events(num_events, event_list);
+            return false;
     }
+    return true;
+}
+
+static cl_int wait_for_events(cl_uint n, const cl_event *evs) {
+    /* Bad input is the real call's to judge, with the codes it gives:
+     * CL_INVALID_VALUE, CL_INVALID_EVENT, CL_INVALID_CONTEXT. */
+    if (n == 0 || !evs || n > CW_WAIT_MANY_MAX)
+        return cwp_real.wait_for_events(n, evs);
+    /* --strategy blocking: the program's own call, only measured. */
+    if (cwp_native_blocking())
+        return cwp_real.wait_for_events(n, evs);
+    if (all_complete(evs, n) && (n == 1 || one_context(evs, n)))
+        return CL_SUCCESS;
+    /* One event: its status read above checked the handle. */
+    if (n > 1 && !one_context(evs, n))
+        return cwp_real.wait_for_events(n, evs);
+    return verdict(wait_events(CWP_WAIT_FOR_EVENTS, evs, n, 0), evs, n);
+}
+
+/* Every call is counted in the profile, those the real call judges too. */
+CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list) {
+    if (cwp_passthrough())
+        return cwp_real.wait_for_events(num_events, event_list);
     cwp_span s = cwp_span_begin(CWP_WAIT_FOR_EVENTS);
     cwp_span_subject(&s, NULL, event_list, num_events);
-    cl_int r = verdict(wait_events(CWP_WAIT_FOR_EVENTS, event_list, num_events, 0), event_list,
-                       num_events);
+    cl_int r = wait_for_events(num_events, event_list);
     cwp_span_end(CWP_WAIT_FOR_EVENTS, s, r);
+    return r;
+}
+
+/*
+ * clSetUserEventStatus. A wait with cw ends at the event's CL_COMPLETE
+ * callback, which the driver runs inside this call, and PoCL 3.1 still
+ * uses the event after the callback returned (it locks it again for the
+ * next callback). When the thread that sets the status holds no reference
+ * of its own and the waiting thread releases the event as soon as its wait
+ * returns, that release would free the event under the driver: natively
+ * PoCL's own wait wakes only at the end of this call. The preload's
+ * reference for the length of the call keeps the event alive until then,
+ * whichever wait ends first. A bad handle gets no reference and the real
+ * call's error.
+ */
+CWP_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status) {
+    if (cwp_passthrough() || cwp_native_blocking())
+        return cwp_real.set_user_event_status(event, execution_status);
+    bool held = event && clRetainEvent(event) == CL_SUCCESS;
+    cl_int r = cwp_real.set_user_event_status(event, execution_status);
+    if (held)
+        clReleaseEvent(event);
     return r;
 }
 
@@ -146,14 +226,32 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (cwp_passthrough())
         return cwp_real.finish(queue);
     bool native = cwp_native_blocking();
-    uint64_t typical = 0;
-    cl_event last = native ? NULL : cwp_last_take(queue, &typical);
-    uint32_t check_us = finish_check_us(typical);
+    cwp_last last = {NULL, false, 0, 0};
+    if (!native)
+        last = cwp_last_take(queue);
+    if (last.idle) {
+        /*
+         * Idle: nothing the preload saw is unfinished. A marker would be
+         * one more command for nothing; the real clFinish returns at once,
+         * and finishes natively what the preload did not see (another
+         * thread's enqueue whose recording raced this take, a command
+         * through an entry point it does not interpose). Not a wait:
+         * the queue's typical wait stays as it was, and without --stats
+         * no clock is read.
+         */
+        if (!cwp_cfg.stats)
+            return cwp_real.finish(queue);
+        cwp_span s = cwp_span_begin(CWP_FINISH);
+        cl_int r = cwp_real.finish(queue);
+        cwp_span_end(CWP_FINISH, s, r);
+        return r;
+    }
+    uint32_t check_us = finish_check_us(last.typical_ns);
     cl_int last_status = CL_QUEUED;
     cl_event queued_last = NULL; /* kept for a hang report on the marker */
-    if (last && (clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof last_status,
-                                &last_status, NULL) != CL_SUCCESS ||
-                 last_status == CL_QUEUED)) {
+    if (last.event && (clGetEventInfo(last.event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                      sizeof last_status, &last_status, NULL) != CL_SUCCESS ||
+                       last_status == CL_QUEUED)) {
         /*
          * Still queued: waiting on it would take a flush (cw's), and after a
          * flush Mesa 22.3's rusticl returns from clFinish without waiting
@@ -162,18 +260,18 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * finish.unseen_command caught it there). The marker, enqueued
          * after every such command, covers them.
          */
-        queued_last = last;
-        last = NULL;
+        queued_last = last.event;
+        last.event = NULL;
     }
-    if (last) {
+    if (last.event) {
         cwp_span s = cwp_span_begin(CWP_FINISH);
-        cwp_span_subject(&s, queue, &last, 1);
-        wait_events(CWP_FINISH, &last, 1, check_us);
+        cwp_span_subject(&s, queue, &last.event, 1);
+        wait_events(CWP_FINISH, &last.event, 1, check_us);
         cl_int r = cwp_real.finish(queue);
         uint64_t end = cwp_wall_ns();
-        cwp_last_waited(queue, end - s.wall);
+        cwp_last_waited(queue, end - s.wall, last.seq, r == CL_SUCCESS);
         cwp_span_end_at(CWP_FINISH, s, r, end);
-        clReleaseEvent(last);
+        clReleaseEvent(last.event);
         cwp_count_finish_path(true);
         return r;
     }
@@ -212,7 +310,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     }
     uint64_t end = cwp_wall_ns();
     if (!native)
-        cwp_last_waited(queue, end - s.wall);
+        cwp_last_waited(queue, end - s.wall, last.seq, r == CL_SUCCESS);
     cwp_span_end_at(CWP_FINISH, s, r, end);
     if (queued_last)
         clReleaseEvent(queued_last);

@@ -10,10 +10,10 @@
 
 #include "profile.h"
 
-/* Wait for `event` with cw, for call k, and return what a blocking call
- * returns then: CL_SUCCESS, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
- * for a failed command, or, where cw could not judge the event, the code of
- * the real clWaitForEvents on it. */
+/* Wait for `event` with cw, for call k, and return what clWaitForEvents
+ * would: CL_SUCCESS, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST for a
+ * failed command, or, where cw could not judge the event, the code of the
+ * real clWaitForEvents on it (which then did the waiting). */
 cl_int cwp_wait_one(enum cwp_call k, cl_event event);
 
 #endif
