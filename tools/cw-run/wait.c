@@ -237,11 +237,12 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * thread's enqueue whose recording raced this take, a command
          * through an entry point it does not interpose). Not a wait:
          * the queue's typical wait stays as it was, and without --stats
-         * no clock is read.
+         * or --trace no clock is read.
          */
-        if (!cwp_cfg.stats)
+        if (!cwp_cfg.stats && !cwp_cfg.trace)
             return cwp_real.finish(queue);
         cwp_span s = cwp_span_begin(CWP_FINISH);
+        cwp_span_subject(&s, queue, NULL, 0);
         cl_int r = cwp_real.finish(queue);
         cwp_span_end(CWP_FINISH, s, r);
         return r;
