@@ -32,12 +32,17 @@ static void signal_before_wait_is_not_lost(void **state) {
 
 struct token_later {
     uintptr_t token;
-    unsigned delay_us;
-    atomic_int result; /* 1 signalled, 0 stale */
+    unsigned delay_us;        /* after `after` is set (if any) */
+    const atomic_bool *after; /* NULL: count the delay from the start */
+    atomic_int result;        /* 1 signalled, 0 stale */
 };
 
 static void *signal_later(void *arg) {
     struct token_later *l = arg;
+    /* An order, not a race against the clock: a loaded machine may keep the
+     * waiter off its CPU for longer than any delay. */
+    while (l->after && !atomic_load(l->after))
+        cw_test_sleep_us(100);
     cw_test_sleep_us(l->delay_us);
     atomic_store(&l->result, cw__completion_signal_token(l->token, 7) ? 1 : 0);
     return NULL;
@@ -113,20 +118,24 @@ static void stale_token_is_ignored_after_release(void **state) {
 }
 
 /* The waiter gives up first; the signal arrives 10 ms after the slot went
- * back to the pool. Run under AddressSanitizer this proves the late signal
- * touches no freed memory; the pool count proves nothing leaked. */
+ * back to the pool (ordered by a flag, so a loaded machine cannot reorder it). Run under
+ * AddressSanitizer this proves the late signal touches no freed memory; the pool count proves
+ * nothing leaked. */
 static void waiter_times_out_then_late_signal(void **state) {
     (void)state;
     for (size_t k = 0; k < NKINDS; ++k) {
         cw__completion *c;
         assert_int_equal(cw__completion_acquire(kinds[k], &c), CW_OK);
-        struct token_later l = {.token = cw__completion_token(c), .delay_us = 10000, .result = -1};
+        atomic_bool released = false;
+        struct token_later l = {
+            .token = cw__completion_token(c), .delay_us = 10000, .after = &released, .result = -1};
         pthread_t t = cw_test_spawn(signal_later, &l);
         cw_futex_parker fp;
         cw_futex_parker_init(&fp);
         assert_int_equal(cw__completion_wait(c, &fp.parker, cw_deadline_after_ns(1000000)),
                          CW_ERR_TIMEOUT);
         assert_false(cw__completion_release(c, NULL));
+        atomic_store(&released, true);
         cw_test_join(t);
         assert_int_equal(atomic_load(&l.result), 0);
     }
