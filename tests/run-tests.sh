@@ -11,7 +11,9 @@
 #   3. clang with ThreadSanitizer
 #   4. gcc again, the OpenCL tests (ctest label opencl) on Mesa's rusticl
 #      (llvmpipe) instead of PoCL; the installed-prefix Python run, which
-#      tests the loader's search and not the platform, only in build 1
+#      tests the loader's search and not the platform, and the runs under
+#      the driver models (models of other drivers, built over PoCL) only in
+#      builds 1-3
 # Usage: tests/run-tests.sh [--quick]   (--quick: only build 1)
 set -euo pipefail
 
@@ -83,7 +85,8 @@ if [ "$quick" -eq 0 ]; then
     CW_STRESS_COMPLETIONS=300000 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
         run_suite tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
         -DCW_SANITIZE=thread -DCW_INJECT_DELAYS=ON
-    CW_STRESS_COMPLETIONS=100000 CW_CTEST_LABEL=opencl CW_CTEST_EXCLUDE='^python\.prefix$' \
+    CW_STRESS_COMPLETIONS=100000 CW_CTEST_LABEL=opencl \
+        CW_CTEST_EXCLUDE='^python\.prefix$|^model\.(nvidia|pocl7)\.|^learn\.|^drivermodel\.' \
         run_suite rusticl -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCW_TEST_PLATFORM=rusticl
 fi
