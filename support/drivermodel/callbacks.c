@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "due.h"
 #include "model.h"
 
 /* With failed=fire, the model looks at the status of events with pending
@@ -31,6 +32,7 @@ static const uint64_t scan_after_fail_ns[] = {1000000, 10000000, 100000000};
 typedef void(CL_CALLBACK *dm_fn)(cl_event, cl_int, void *);
 
 typedef struct rec {
+    dm_due at;               /* when it is called (first: due.h), ties in registration order */
     struct rec *prev, *next; /* every live record */
     cl_event ev;
     dm_fn fn;
@@ -39,8 +41,6 @@ typedef struct rec {
     bool claimed;  /* the final status is known: delivery is due or done */
     bool watched;  /* failed=fire: the scan looks at it */
     cl_int status; /* what the application's function is called with */
-    uint64_t due;  /* when it is called */
-    uint64_t seq;  /* registration order, to break ties in due time */
 } rec;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,9 +48,8 @@ static pthread_cond_t wake;
 static pthread_once_t started = PTHREAD_ONCE_INIT;
 static rec live = {.prev = &live, .next = &live};
 static size_t nwatched;
-/* Due records, a binary min-heap on (due, seq). */
-static rec **heap;
-static size_t nheap, capheap;
+/* Records whose call is due. */
+static dm_due_queue due;
 static uint64_t next_seq;
 static uint64_t rng;
 /* Scan schedule: the next scan after a failure, and the slow one. */
@@ -60,48 +59,6 @@ static atomic_ulong registrations;
 
 static bool dm_fires_failed(void) {
     return dm_cfg.failed == DM_FAILED_FIRE || dm_cfg.failed == DM_FAILED_FIRE_COMPLETE;
-}
-
-static bool before(const rec *a, const rec *b) {
-    return a->due < b->due || (a->due == b->due && a->seq < b->seq);
-}
-
-static void heap_push(rec *r) {
-    if (nheap == capheap) {
-        size_t cap = capheap ? capheap * 2 : 64;
-        rec **h = realloc(heap, cap * sizeof *h);
-        if (!h) {
-            fputs("cw driver model: out of memory\n", stderr);
-            abort();
-        }
-        heap = h;
-        capheap = cap;
-    }
-    size_t i = nheap++;
-    while (i > 0 && before(r, heap[(i - 1) / 2])) {
-        heap[i] = heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    heap[i] = r;
-}
-
-static rec *heap_pop(void) {
-    rec *top = heap[0], *last = heap[--nheap];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= nheap)
-            break;
-        if (c + 1 < nheap && before(heap[c + 1], heap[c]))
-            ++c;
-        if (!before(heap[c], last))
-            break;
-        heap[i] = heap[c];
-        i = c;
-    }
-    if (nheap)
-        heap[i] = last;
-    return top;
 }
 
 /* xorshift64: the jitter needs spread, not quality. */
@@ -133,8 +90,8 @@ static void claim_locked(rec *r, cl_int status) {
         r->watched = false;
         --nwatched;
     }
-    r->due = dm_now_ns() + (uint64_t)dm_cfg.callback_delay_us * 1000 + jitter_ns();
-    heap_push(r);
+    r->at.due = dm_now_ns() + (uint64_t)dm_cfg.callback_delay_us * 1000 + jitter_ns();
+    dm_due_push(&due, &r->at);
     pthread_cond_signal(&wake);
 }
 
@@ -183,8 +140,8 @@ static void *deliver(void *arg) {
     pthread_mutex_lock(&lock);
     for (;;) {
         uint64_t now = dm_now_ns();
-        if (nheap && heap[0]->due <= now) {
-            rec *r = heap_pop();
+        if (dm_due_next(&due) <= now) {
+            rec *r = (rec *)dm_due_pop(&due);
             pthread_mutex_unlock(&lock);
             r->fn(r->ev, r->status, r->data);
             dm_next->clReleaseEvent(r->ev);
@@ -207,9 +164,7 @@ static void *deliver(void *arg) {
             pthread_mutex_lock(&lock);
             continue;
         }
-        uint64_t until = UINT64_MAX;
-        if (nheap)
-            until = heap[0]->due;
+        uint64_t until = dm_due_next(&due);
         if (scan_fail_step >= 0 && scan_fail_at < until)
             until = scan_fail_at;
         if (nwatched && slow_at < until)
@@ -296,7 +251,7 @@ cl_int CL_API_CALL dm_set_event_callback(cl_event ev, cl_int type, dm_fn fn, voi
     r->data = data;
     r->refs = 2;
     pthread_mutex_lock(&lock);
-    r->seq = next_seq++;
+    r->at.seq = next_seq++;
     r->next = &live;
     r->prev = live.prev;
     live.prev->next = r;

@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "due.h"
 #include "model.h"
 
 /* The busy kernel's result is the same for any count from this on. */
@@ -43,6 +44,7 @@ typedef struct kern {
 } kern;
 
 typedef struct gate {
+    dm_due at;         /* when the timer completes it (first: due.h) */
     struct gate *next; /* waiting for the real kernel */
     cl_event kernel, user;
     /* Held until the user event is set: PoCL 3.1 keeps a command failed by
@@ -51,7 +53,6 @@ typedef struct gate {
      * would touch freed memory. */
     cl_event marker;
     uint64_t duration_ns;
-    uint64_t due;
     bool done;          /* the kernel is over: the callback ran, or a look found it failed */
     bool driver_called; /* the driver's callback ran (or will never: not registered) */
     bool popped;        /* the timer thread is through with it */
@@ -66,8 +67,7 @@ static gate *pending; /* gates whose kernel has not finished */
 /* Gates the timer is through with but whose callback the driver still owes
  * (a failed kernel on PoCL 3.1, never): kept reachable, freed if it comes. */
 static gate *owed;
-static gate **heap; /* finished, due at gate->due: a min-heap */
-static size_t nheap, capheap;
+static dm_due_queue due; /* finished kernels, due at their run time's end */
 static uint64_t look_at;
 static int look_step = -1; /* the next of look_after_fail_ns, -1: none */
 
@@ -134,48 +134,6 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel k, cl_uint index, size_t size
     return dm_next->clSetKernelArg(k, index, size, value);
 }
 
-static bool before(const gate *a, const gate *b) {
-    return a->due < b->due;
-}
-
-static void heap_push(gate *g) {
-    if (nheap == capheap) {
-        size_t cap = capheap ? capheap * 2 : 64;
-        gate **h = realloc(heap, cap * sizeof *h);
-        if (!h) {
-            fputs("cw driver model: out of memory\n", stderr);
-            abort();
-        }
-        heap = h;
-        capheap = cap;
-    }
-    size_t i = nheap++;
-    while (i > 0 && before(g, heap[(i - 1) / 2])) {
-        heap[i] = heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    heap[i] = g;
-}
-
-static gate *heap_pop(void) {
-    gate *top = heap[0], *last = heap[--nheap];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= nheap)
-            break;
-        if (c + 1 < nheap && before(heap[c + 1], heap[c]))
-            ++c;
-        if (!before(heap[c], last))
-            break;
-        heap[i] = heap[c];
-        i = c;
-    }
-    if (nheap)
-        heap[i] = last;
-    return top;
-}
-
 /* The real kernel is over: its run time starts now (or it failed, and the
  * user event fails at once). Under the lock. */
 static void finished_locked(gate *g, cl_int status) {
@@ -188,8 +146,8 @@ static void finished_locked(gate *g, cl_int status) {
             break;
         }
     g->status = status < 0 ? status : CL_COMPLETE;
-    g->due = dm_now_ns() + (status < 0 ? 0 : g->duration_ns);
-    heap_push(g);
+    g->at.due = dm_now_ns() + (status < 0 ? 0 : g->duration_ns);
+    dm_due_push(&due, &g->at);
     pthread_cond_signal(&wake);
 }
 
@@ -251,8 +209,8 @@ static void *timer(void *arg) {
     look_at = dm_now_ns() + LOOK_NS;
     for (;;) {
         uint64_t now = dm_now_ns();
-        if (nheap && heap[0]->due <= now) {
-            gate *g = heap_pop();
+        if (dm_due_next(&due) <= now) {
+            gate *g = (gate *)dm_due_pop(&due);
             pthread_mutex_unlock(&lock);
             dm_next->clSetUserEventStatus(g->user, g->status);
             dm_next->clReleaseEvent(g->user);
@@ -281,7 +239,7 @@ static void *timer(void *arg) {
             }
             continue;
         }
-        uint64_t until = nheap ? heap[0]->due : UINT64_MAX;
+        uint64_t until = dm_due_next(&due);
         if (pending && look_at < until)
             until = look_at;
         if (until == UINT64_MAX) {
