@@ -126,11 +126,6 @@ static void scan(void) {
     free(list);
 }
 
-static void deadline_of(uint64_t ns, struct timespec *ts) {
-    ts->tv_sec = (time_t)(ns / 1000000000u);
-    ts->tv_nsec = (long)(ns % 1000000000u);
-}
-
 /* The model's delivery thread: calls each due record's function in due
  * order, then releases the event it retained. Detached: at exit it is
  * simply gone, with whatever was still pending. */
@@ -169,34 +164,16 @@ static void *deliver(void *arg) {
             until = scan_fail_at;
         if (nwatched && slow_at < until)
             until = slow_at;
-        if (until == UINT64_MAX) {
-            pthread_cond_wait(&wake, &lock);
+        dm_cond_wait_until(&wake, &lock, until);
+        if (until == UINT64_MAX)
             slow_at = dm_now_ns() + SCAN_SLOW_NS;
-        } else {
-            struct timespec ts;
-            deadline_of(until, &ts);
-            pthread_cond_timedwait(&wake, &lock, &ts);
-        }
     }
     return NULL;
 }
 
 static void start(void) {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&wake, &ca);
-    pthread_condattr_destroy(&ca);
     rng = 0x9e3779b97f4a7c15ull ^ dm_cfg.seed;
-    pthread_t t;
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &a, deliver, NULL)) {
-        fputs("cw driver model: cannot start the callback thread\n", stderr);
-        abort();
-    }
-    pthread_attr_destroy(&a);
+    dm_thread_start(&wake, deliver, "callback thread");
 }
 
 /* The driver's call of a registration: the final status is known, unless

@@ -242,31 +242,13 @@ static void *timer(void *arg) {
         uint64_t until = dm_due_next(&due);
         if (pending && look_at < until)
             until = look_at;
-        if (until == UINT64_MAX) {
-            pthread_cond_wait(&wake, &lock);
-        } else {
-            struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
-            pthread_cond_timedwait(&wake, &lock, &ts);
-        }
+        dm_cond_wait_until(&wake, &lock, until);
     }
     return NULL;
 }
 
 static void start(void) {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&wake, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_t t;
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &a, timer, NULL)) {
-        fputs("cw driver model: cannot start the device's timer thread\n", stderr);
-        abort();
-    }
-    pthread_attr_destroy(&a);
+    dm_thread_start(&wake, timer, "device's timer thread");
 }
 
 void dm_device_failure_seen(void) {

@@ -32,6 +32,32 @@ void dm_sleep_ns(uint64_t ns) {
     }
 }
 
+void dm_thread_start(pthread_cond_t *wake, void *(*fn)(void *), const char *what) {
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(wake, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &a, fn, NULL)) {
+        fprintf(stderr, "cw driver model: cannot start the %s\n", what);
+        abort();
+    }
+    pthread_attr_destroy(&a);
+}
+
+void dm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, uint64_t until) {
+    if (until == UINT64_MAX) {
+        pthread_cond_wait(c, m);
+        return;
+    }
+    struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+    pthread_cond_timedwait(c, m, &ts);
+}
+
 DM_EXPORT cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param, size_t size, void *value,
                                             size_t *size_ret) {
     const void *src;

@@ -9,6 +9,7 @@
 #define CW_DRIVERMODEL_MODEL_H
 
 #include <CL/cl_icd.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -66,6 +67,13 @@ DM_HIDDEN bool dm_config_wraps_callbacks(const dm_config *cfg);
 /* Clock and sleep shared by the parts (layer.c). */
 DM_HIDDEN uint64_t dm_now_ns(void);
 DM_HIDDEN void dm_sleep_ns(uint64_t ns);
+/* A model thread of its own: `wake` initialised on CLOCK_MONOTONIC (the
+ * clock of dm_now_ns), then fn started detached, so that exit never waits
+ * for it; aborts, naming `what`, if it cannot start. */
+DM_HIDDEN void dm_thread_start(pthread_cond_t *wake, void *(*fn)(void *), const char *what);
+/* Wait on c until signalled or dm_now_ns() reaches `until` (UINT64_MAX: no
+ * time limit); m held, as for pthread_cond_wait. */
+DM_HIDDEN void dm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, uint64_t until);
 
 /* callbacks.c */
 DM_HIDDEN cl_int CL_API_CALL dm_set_event_callback(cl_event ev, cl_int type,
