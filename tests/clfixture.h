@@ -98,13 +98,17 @@ static inline cl_event user_event(void) {
  * thread of its own, as another part of a program would. */
 struct later {
     cl_event ev;
-    unsigned delay_us;
+    unsigned delay_us; /* after `after` is set, when not NULL */
     cl_int status;
-    cl_command_queue flush; /* flushed after setting the status, when not NULL */
+    cl_command_queue flush;   /* flushed after setting the status, when not NULL */
+    const atomic_bool *after; /* an order the test needs, which no delay can
+                               * promise on a loaded machine */
 };
 
 static inline void *set_later(void *arg) {
     struct later *l = arg;
+    while (l->after && !atomic_load(l->after))
+        cw_test_sleep_us(100);
     cw_test_sleep_us(l->delay_us);
     clSetUserEventStatus(l->ev, l->status);
     if (l->flush)

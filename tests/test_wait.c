@@ -153,12 +153,16 @@ static void timeout_then_callback_fires_later(void **state) {
     (void)state;
     FOR_EACH_STRATEGY(s) {
         /* blocking included: with a timeout it waits as pthread does */
-        struct later l = {.ev = user_event(), .delay_us = 30000, .status = CL_COMPLETE};
+        atomic_bool timed_out = false;
+        struct later l = {
+            .ev = user_event(), .delay_us = 30000, .status = CL_COMPLETE, .after = &timed_out};
         pthread_t t = cw_test_spawn(set_later, &l);
         cw_wait_options o = {.strategy = s, .timeout_us = 5000};
         cl_int st = 0;
         uint64_t t0 = cw_now_ns();
-        assert_int_equal(cw_wait(l.ev, &o, &st), CW_ERR_TIMEOUT);
+        int rc = cw_wait(l.ev, &o, &st);
+        atomic_store(&timed_out, true);
+        assert_int_equal(rc, CW_ERR_TIMEOUT);
         assert_true(cw_now_ns() - t0 >= 5000000u);
         assert_int_equal(st, CL_SUBMITTED);
         assert_int_equal(wait_completions(), 0);
@@ -621,7 +625,9 @@ static void no_check_wakeup_on_a_command_expected_long(void **state) {
                (unsigned long long)(s1.parks - s0.parks),
                (unsigned long long)(a1.checks - a0.checks));
         assert_int_equal(a1.checks - a0.checks, 0);
-        assert_int_equal(s1.parks - s0.parks, 1);
+        /* One park, or none where a loaded machine kept the waiter off its
+         * CPU until the gate had opened: never a check's second one. */
+        assert_true(s1.parks - s0.parks <= 1);
         assert_int_equal(
             a1.deferred_checks - a0.deferred_checks + a1.unchecked_waits - a0.unchecked_waits, 1);
     }
