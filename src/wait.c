@@ -10,6 +10,7 @@
 #include "table.h"
 
 #include <sched.h>
+#include <time.h>
 
 static int wait_blocking(cl_event event, cl_int *cl_status) {
     cl_int err = clWaitForEvents(1, &event);
@@ -360,7 +361,7 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
                 break;
             }
             if (now >= check) {
-                cw__plan_checks_grow(&p->checks);
+                cw__plan_checks_grow(&p->checks, p->start_ns ? now - p->start_ns : 0);
                 check = after_ns(now, p->checks.interval_ns);
             }
         }
@@ -383,6 +384,8 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
  * parks: a park that short overshoots by about as much as it sleeps, and
  * such a driver's own wait spins (docs/design.md, "Late callbacks"). */
 #define HYBRID_OVERSHOOT_SHIFT 4u
+/* The hybrid wakes this share of the expected wait (1/16) before its end. */
+#define HYBRID_EARLY_SHIFT 4u
 
 /*
  * Auto on a platform whose callbacks come late (cw__driver_late): the
@@ -401,7 +404,13 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (rc != CW_OK)
         return rc;
     cw__stat_add(CW__STAT_HYBRID, 1);
-    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, HYBRID_OVERSHOOT_SHIFT);
+    /* Wake HYBRID_EARLY_SHIFT of the expected wait before its end: the
+     * estimate is of whole waits, the overshoot included, so a wait that
+     * slept to its very end would keep the overshoot of the waits before
+     * it for good; polling from a little before lets it come down to the
+     * command's own length. */
+    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS + (p->expected_ns >> HYBRID_EARLY_SHIFT),
+                                 HYBRID_OVERSHOOT_SHIFT);
     slack_guard slack = slack_lower();
     uint64_t polls = 0, sleeps = 0;
     bool seen_first = false;
@@ -461,6 +470,37 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     return rc == CW_OK ? cw__status_verdict(*cl_status) : rc;
 }
 
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Auto on a platform whose callbacks are late, without a timeout or
+ * CW_WAIT_NO_FLUSH: the driver's own clWaitForEvents, timed while the
+ * platform's first few are (cw__driver_own_wait_sample), then used for
+ * good where it sleeps. Returns false (and waits not) where it does not,
+ * or not yet known, with no trial left: the hybrid wait then.
+ */
+static bool wait_own(cl_event event, cw__plan *p, cl_int *cl_status, int *rc) {
+    if (p->deadline_ns != CW_DEADLINE_NONE || (p->flags & CW_WAIT_NO_FLUSH))
+        return false;
+    if (cw__driver_own_wait_sleeps(p->driver)) {
+        *rc = wait_blocking(event, cl_status);
+        return true;
+    }
+    if (!cw__driver_own_wait_open(p->driver))
+        return false;
+    uint64_t cpu = thread_cpu_ns(), wall = cw_now_ns();
+    *rc = wait_blocking(event, cl_status);
+    uint64_t cpu_end = thread_cpu_ns(), wall_end = cw_now_ns();
+    if (cpu && cpu_end >= cpu && *rc == CW_OK)
+        cw__driver_own_wait_sample(p->driver, cpu_end - cpu, wall_end - wall);
+    return true;
+}
+
 static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
     /* clWaitForEvents validates and flushes by itself; keep it the bare call
      * so that it stays the benchmark's reference. It cannot time out: with a
@@ -496,9 +536,10 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
     case CW__CALLBACK:
     default:
         /* Its leave forgets a finished event. */
-        if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver, p->expected_ns))
-            rc = wait_hybrid(event, p, cl_status);
-        else
+        if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver, p->expected_ns)) {
+            if (!wait_own(event, p, cl_status, &rc))
+                rc = wait_hybrid(event, p, cl_status);
+        } else
             rc = wait_callback(event, p, cl_status);
         break;
     }

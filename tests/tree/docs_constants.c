@@ -58,10 +58,10 @@ int main(void) {
      * interval, the one after the first check, and the one it settles on. */
     cw__check_schedule s = cw__plan_checks(0);
     printf("check_first_ns %" PRIu64 "\n", s.interval_ns);
-    cw__plan_checks_grow(&s);
+    cw__plan_checks_grow(&s, 0);
     printf("check_then_ns %" PRIu64 "\n", s.interval_ns);
     for (int i = 0; i < 64; ++i)
-        cw__plan_checks_grow(&s);
+        cw__plan_checks_grow(&s, 0);
     printf("check_settled_ns %" PRIu64 "\n", s.interval_ns);
 
     /* The strategy whose row CW_STRATEGY_DEFAULT has. */
