@@ -106,6 +106,7 @@ typedef struct cw__plan {
     uint64_t spin_cap_ns;      /* auto: the longest expected wait worth a spin */
     uintptr_t queue_key;       /* the estimate's key (cw__estimate_plan); 0 for none */
     uint64_t expected_ns;      /* the expected wait (cw__estimate_plan); 0 for none */
+    uint64_t ended_ns;         /* auto's hybrid: when the command ended, as best told; 0: now */
     struct cw__driver *driver; /* what is known of the event's platform; NULL: nothing */
     cw_parker *parker;         /* the caller's, or `own` */
     cw_futex_parker own;

@@ -412,7 +412,7 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS + (p->expected_ns >> HYBRID_EARLY_SHIFT),
                                  HYBRID_OVERSHOOT_SHIFT);
     slack_guard slack = slack_lower();
-    uint64_t polls = 0, sleeps = 0;
+    uint64_t polls = 0, sleeps = 0, last_running = 0;
     bool seen_first = false;
     for (;;) {
         if (cw__completion_is_signalled(c)) {
@@ -440,9 +440,19 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
             break;
         if (*cl_status <= CL_COMPLETE) {
             seen_first = *cl_status == CL_COMPLETE && !cw__completion_is_signalled(c);
+            /* The command ended between the last poll that found it
+             * running and this one: the estimate takes the middle, not
+             * this poll, or a wait that slept past the end (the sleeps
+             * double while the estimate is ahead) would teach the next
+             * wait to sleep as far. */
+            if (last_running) {
+                uint64_t seen = cw_now_ns();
+                p->ended_ns = last_running + (seen - last_running) / 2u;
+            }
             break;
         }
         uint64_t now = cw_now_ns();
+        last_running = now;
         if (now >= deadline) {
             rc = CW_ERR_TIMEOUT;
             break;
@@ -544,7 +554,7 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         break;
     }
     if (rc == CW_OK && p->queue_key)
-        cw__estimate_put(p->queue_key, cw_now_ns() - p->start_ns);
+        cw__estimate_put(p->queue_key, (p->ended_ns ? p->ended_ns : cw_now_ns()) - p->start_ns);
     bool polled = p->row->method == CW__POLL || p->row->method == CW__BACKOFF;
     if (polled && (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED))
         cw__table_forget(event);
