@@ -46,6 +46,9 @@ int main(void) {
     PRINT(CW__CHECK_EXPECTED_MAX_NS);
     PRINT(CW__LATE_FLOOR_NS);
     PRINT(CW__LATE_SHARE_SHIFT);
+    PRINT(CW__OWN_WAIT_TRIALS);
+    PRINT(CW__OWN_WAIT_MIN_NS);
+    PRINT(CW__OWN_WAIT_CPU_SHARE);
 
     /* The first check of a default wait expected to be long, and of one
      * expected longer than the cap, as the plan computes them. */
