@@ -404,6 +404,11 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (rc != CW_OK)
         return rc;
     cw__stat_add(CW__STAT_HYBRID, 1);
+    /* Plan with when the queue's commands end, where hybrid waits have
+     * told it (cw__estimate_end_get). */
+    uint64_t end = cw__estimate_end_get(p->queue_key);
+    if (end)
+        p->expected_ns = end;
     /* Wake HYBRID_EARLY_SHIFT of the expected wait before its end: the
      * estimate is of whole waits, the overshoot included, so a wait that
      * slept to its very end would keep the overshoot of the waits before
@@ -553,8 +558,12 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
             rc = wait_callback(event, p, cl_status);
         break;
     }
-    if (rc == CW_OK && p->queue_key)
-        cw__estimate_put(p->queue_key, (p->ended_ns ? p->ended_ns : cw_now_ns()) - p->start_ns);
+    if (rc == CW_OK && p->queue_key) {
+        uint64_t now = cw_now_ns();
+        cw__estimate_put(p->queue_key, now - p->start_ns);
+        if (p->ended_ns)
+            cw__estimate_end_put(p->queue_key, p->ended_ns - p->start_ns);
+    }
     bool polled = p->row->method == CW__POLL || p->row->method == CW__BACKOFF;
     if (polled && (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED))
         cw__table_forget(event);
