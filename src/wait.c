@@ -77,11 +77,12 @@ typedef struct poll_steps {
     unsigned overshoot_shift;
     uint64_t step;      /* the next short delay, ns: 1 µs, doubling */
     bool past_expected; /* the last delay was a poll past the expected end */
+    bool grow_longest;  /* auto's hybrid, default interval: `longest` grows with the wait */
 } poll_steps;
 
 static poll_steps poll_steps_of(const cw__plan *p, uint64_t early, unsigned overshoot_shift) {
-    poll_steps s = {p->start_ns, p->expected_ns, p->checks.first_ns, early, overshoot_shift,
-                    1000,        false};
+    poll_steps s = {p->start_ns, p->expected_ns, p->checks.first_ns, early, overshoot_shift, 1000,
+                    false,       false};
     return s;
 }
 
@@ -105,8 +106,18 @@ static uint64_t poll_steps_next(poll_steps *s, uint64_t now, uint64_t deadline) 
         d = s->step < cap ? s->step : cap;
         s->step = d * 2u;
     }
-    if (d > s->longest)
-        d = s->longest;
+    /* With the default check interval the hybrid spaces its polls past
+     * the interval as the callback waits space their checks: by at most
+     * the time waited so far (cw__plan_checks_grow), so a 1 s wait makes a
+     * few polls there, not one every 16 ms. */
+    uint64_t longest = s->longest;
+    if (s->grow_longest) {
+        uint64_t w = elapsed < CW__CHECK_EXPECTED_MAX_NS ? elapsed : CW__CHECK_EXPECTED_MAX_NS;
+        if (w > longest)
+            longest = w;
+    }
+    if (d > longest)
+        d = longest;
     if (d > deadline - now)
         d = deadline - now;
     return d;
@@ -395,7 +406,8 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
  * the timer slack lowered), each delay spent on the completion, spinning
  * (up to CW__MICRODELAY_SPIN_NS) or parked, so the callback still ends the
  * wait early when it comes first. Every poll is a status read, so a failure
- * is seen within the check interval.
+ * is seen within the check interval, or with the default interval within
+ * the longer of it and the time waited so far, as the callback waits see it.
  */
 static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     uint64_t deadline = p->deadline_ns;
@@ -416,6 +428,7 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
      * command's own length. */
     poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS + (p->expected_ns >> HYBRID_EARLY_SHIFT),
                                  HYBRID_OVERSHOOT_SHIFT);
+    s.grow_longest = p->checks.by_expected;
     slack_guard slack = slack_lower();
     uint64_t polls = 0, sleeps = 0, last_running = 0;
     bool seen_first = false;
