@@ -30,6 +30,8 @@ struct cw__driver {
     _Atomic uint64_t done_ns; /* the probe: when its second marker was seen finished; 0 not yet */
     _Atomic uint64_t cb_ns;   /* the probe: when that marker's callback ran; 0 not yet */
     _Atomic uint64_t measuring_ns; /* when the outstanding lateness measurement began; 0 none */
+    _Atomic uint32_t own_trials;   /* timed clWaitForEvents calls that counted */
+    _Atomic uint64_t own_cpu_ns, own_wall_ns; /* their sums */
 };
 
 static cw__driver drivers[DRIVER_SLOTS];
@@ -100,6 +102,29 @@ bool cw__driver_lateness_known(const cw__driver *d) {
 bool cw__driver_late(const cw__driver *d, uint64_t expected_ns) {
     uint64_t l = cw__driver_lateness_ns(d);
     return l >= CW__LATE_FLOOR_NS && l >= expected_ns >> CW__LATE_SHARE_SHIFT;
+}
+
+bool cw__driver_own_wait_open(const cw__driver *d) {
+    return d && atomic_load_explicit(&d->own_trials, memory_order_relaxed) < CW__OWN_WAIT_TRIALS;
+}
+
+bool cw__driver_own_wait_sleeps(const cw__driver *d) {
+    if (!d || atomic_load_explicit(&d->own_trials, memory_order_relaxed) < CW__OWN_WAIT_TRIALS)
+        return false;
+    uint64_t cpu = atomic_load_explicit(&d->own_cpu_ns, memory_order_relaxed);
+    uint64_t wall = atomic_load_explicit(&d->own_wall_ns, memory_order_relaxed);
+    return cpu * CW__OWN_WAIT_CPU_SHARE < wall;
+}
+
+/* Racing trials may count more than CW__OWN_WAIT_TRIALS samples, or be
+ * read between a sum and the count: a hint off for a while, never a wrong
+ * wait (either way of waiting is correct). */
+void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns) {
+    if (!d || wall_ns < CW__OWN_WAIT_MIN_NS)
+        return;
+    atomic_fetch_add_explicit(&d->own_cpu_ns, cpu_ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&d->own_wall_ns, wall_ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&d->own_trials, 1, memory_order_relaxed);
 }
 
 /* A moving estimate, 1/4 weight to the newest sample, as the wait estimate:

@@ -71,6 +71,28 @@ bool cw__driver_measure_claim(cw__driver *d, uint64_t now_ns);
 /* The claimed measurement could not start (nothing to measure with). */
 void cw__driver_measure_cancel(cw__driver *d);
 
+/*
+ * Whether the driver's own clWaitForEvents sleeps (the CPU it takes is
+ * under 1/CW__OWN_WAIT_CPU_SHARE of its wall time), learned by timing the
+ * first CW__OWN_WAIT_TRIALS such waits of auto on a platform whose
+ * callbacks are late; only waits of at least CW__OWN_WAIT_MIN_NS count.
+ * The share is small and the waits long so that a spinning driver wait
+ * preempted on a loaded machine (a quarter of a CPU) still counts as
+ * spinning, and a sleeping one's fixed cost (a wake-up, some system calls:
+ * tens of µs) does not make it look busy.
+ * Where it sleeps, auto waits in it rather than polling: no poll costs
+ * less CPU than a driver's sleep, and a late callback cannot end it late.
+ * `cw__driver_own_wait_sleeps`: known and true (NULL: false);
+ * `cw__driver_own_wait_open`: trials still to make (NULL: false).
+ */
+#define CW__OWN_WAIT_TRIALS 4u
+#define CW__OWN_WAIT_CPU_SHARE 8u
+#define CW__OWN_WAIT_MIN_NS 200000u
+bool cw__driver_own_wait_sleeps(const cw__driver *d);
+bool cw__driver_own_wait_open(const cw__driver *d);
+/* One timed clWaitForEvents: its thread CPU time and wall time, ns. */
+void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns);
+
 /* For cw_stats_auto_get: platforms probed, and of them, those whose failed
  * commands fire and whose callbacks are late; the largest lateness. */
 void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint64_t *late,

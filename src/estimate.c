@@ -26,6 +26,7 @@ static struct {
     _Atomic uintptr_t key;
     _Atomic uint64_t ns;
     _Atomic uint32_t host_units; /* auto: host CPUs the device's work takes, + 1; 0 unknown */
+    _Atomic uint64_t end_ns;     /* auto's hybrid: when commands end; 0 none */
 } estimates[EST_SLOTS];
 
 static unsigned est_slot(uintptr_t key) {
@@ -62,6 +63,7 @@ void cw__estimate_put(uintptr_t key, uint64_t ns) {
         atomic_store_explicit(&estimates[i].key, key, memory_order_relaxed);
         atomic_store_explicit(&estimates[i].ns, ns, memory_order_relaxed);
         atomic_store_explicit(&estimates[i].host_units, 0, memory_order_relaxed);
+        atomic_store_explicit(&estimates[i].end_ns, 0, memory_order_relaxed);
         return;
     }
     uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
@@ -73,6 +75,29 @@ void cw__estimate_put(uintptr_t key, uint64_t ns) {
      * would make most waits outlast the estimate and poll. */
     uint64_t next = ns < old / 2 ? (ns > old / 4 ? ns : old / 4) : old - old / 4 + ns / 4;
     atomic_store_explicit(&estimates[i].ns, next, memory_order_relaxed);
+}
+
+uint64_t cw__estimate_end_get(uintptr_t key) {
+    if (!key)
+        return 0;
+    unsigned i = est_slot(key);
+    if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) != key)
+        return 0;
+    return atomic_load_explicit(&estimates[i].end_ns, memory_order_relaxed);
+}
+
+/* The same moving estimate as cw__estimate_put's. */
+void cw__estimate_end_put(uintptr_t key, uint64_t ns) {
+    if (!key)
+        return;
+    unsigned i = est_slot(key);
+    if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) != key)
+        return;
+    uint64_t old = atomic_load_explicit(&estimates[i].end_ns, memory_order_relaxed);
+    uint64_t next = !old           ? ns
+                    : ns < old / 2 ? (ns > old / 4 ? ns : old / 4)
+                                   : old - old / 4 + ns / 4;
+    atomic_store_explicit(&estimates[i].end_ns, next ? next : 1, memory_order_relaxed);
 }
 
 /*

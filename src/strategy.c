@@ -102,6 +102,7 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
     p->spin_cap_ns = (uint64_t)(o->spin_us ? o->spin_us : CW_AUTO_SPIN_US_CAP) * 1000u;
     p->queue_key = 0;
     p->expected_ns = 0;
+    p->ended_ns = 0;
     p->driver = NULL;
     p->parker = o->parker;
     if (!p->parker) {

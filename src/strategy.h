@@ -78,10 +78,20 @@ cw__check_schedule cw__plan_checks(uint32_t check_interval_us);
  */
 uint64_t cw__plan_first_check_ns(const cw__check_schedule *s, uint64_t expected_ns, bool fire);
 
-/* After a check: the next interval, doubled up to the cap. */
-static inline void cw__plan_checks_grow(cw__check_schedule *s) {
+/* After a check, `waited_ns` into the wait (0: not timed): the next
+ * interval, doubled up to the cap; with the default interval at least the
+ * time waited so far (at most CW__CHECK_EXPECTED_MAX_NS), so that a wait
+ * far longer than its estimate (a first 1 s kernel) makes a few checks, not
+ * one every 32 ms: a failure is then reported within 2 * the interval of it
+ * or within the time waited before it, whichever is longer. */
+static inline void cw__plan_checks_grow(cw__check_schedule *s, uint64_t waited_ns) {
     if (s->interval_ns < CW_CHECK_INTERVAL_GROWTH * s->first_ns)
         s->interval_ns *= 2;
+    if (s->by_expected) {
+        uint64_t w = waited_ns < CW__CHECK_EXPECTED_MAX_NS ? waited_ns : CW__CHECK_EXPECTED_MAX_NS;
+        if (w > s->interval_ns)
+            s->interval_ns = w;
+    }
 }
 
 /* One wait's options, resolved. */
@@ -96,6 +106,7 @@ typedef struct cw__plan {
     uint64_t spin_cap_ns;      /* auto: the longest expected wait worth a spin */
     uintptr_t queue_key;       /* the estimate's key (cw__estimate_plan); 0 for none */
     uint64_t expected_ns;      /* the expected wait (cw__estimate_plan); 0 for none */
+    uint64_t ended_ns;         /* auto's hybrid: when the command ended, as best told; 0: now */
     struct cw__driver *driver; /* what is known of the event's platform; NULL: nothing */
     cw_parker *parker;         /* the caller's, or `own` */
     cw_futex_parker own;

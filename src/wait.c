@@ -10,6 +10,7 @@
 #include "table.h"
 
 #include <sched.h>
+#include <time.h>
 
 static int wait_blocking(cl_event event, cl_int *cl_status) {
     cl_int err = clWaitForEvents(1, &event);
@@ -76,11 +77,12 @@ typedef struct poll_steps {
     unsigned overshoot_shift;
     uint64_t step;      /* the next short delay, ns: 1 µs, doubling */
     bool past_expected; /* the last delay was a poll past the expected end */
+    bool grow_longest;  /* auto's hybrid, default interval: `longest` grows with the wait */
 } poll_steps;
 
 static poll_steps poll_steps_of(const cw__plan *p, uint64_t early, unsigned overshoot_shift) {
-    poll_steps s = {p->start_ns, p->expected_ns, p->checks.first_ns, early, overshoot_shift,
-                    1000,        false};
+    poll_steps s = {p->start_ns, p->expected_ns, p->checks.first_ns, early, overshoot_shift, 1000,
+                    false,       false};
     return s;
 }
 
@@ -104,8 +106,18 @@ static uint64_t poll_steps_next(poll_steps *s, uint64_t now, uint64_t deadline) 
         d = s->step < cap ? s->step : cap;
         s->step = d * 2u;
     }
-    if (d > s->longest)
-        d = s->longest;
+    /* With the default check interval the hybrid spaces its polls past
+     * the interval as the callback waits space their checks: by at most
+     * the time waited so far (cw__plan_checks_grow), so a 1 s wait makes a
+     * few polls there, not one every 16 ms. */
+    uint64_t longest = s->longest;
+    if (s->grow_longest) {
+        uint64_t w = elapsed < CW__CHECK_EXPECTED_MAX_NS ? elapsed : CW__CHECK_EXPECTED_MAX_NS;
+        if (w > longest)
+            longest = w;
+    }
+    if (d > longest)
+        d = longest;
     if (d > deadline - now)
         d = deadline - now;
     return d;
@@ -360,7 +372,7 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
                 break;
             }
             if (now >= check) {
-                cw__plan_checks_grow(&p->checks);
+                cw__plan_checks_grow(&p->checks, p->start_ns ? now - p->start_ns : 0);
                 check = after_ns(now, p->checks.interval_ns);
             }
         }
@@ -383,6 +395,8 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
  * parks: a park that short overshoots by about as much as it sleeps, and
  * such a driver's own wait spins (docs/design.md, "Late callbacks"). */
 #define HYBRID_OVERSHOOT_SHIFT 4u
+/* The hybrid wakes this share of the expected wait (1/16) before its end. */
+#define HYBRID_EARLY_SHIFT 4u
 
 /*
  * Auto on a platform whose callbacks come late (cw__driver_late): the
@@ -392,7 +406,8 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
  * the timer slack lowered), each delay spent on the completion, spinning
  * (up to CW__MICRODELAY_SPIN_NS) or parked, so the callback still ends the
  * wait early when it comes first. Every poll is a status read, so a failure
- * is seen within the check interval.
+ * is seen within the check interval, or with the default interval within
+ * the longer of it and the time waited so far, as the callback waits see it.
  */
 static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     uint64_t deadline = p->deadline_ns;
@@ -401,9 +416,21 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (rc != CW_OK)
         return rc;
     cw__stat_add(CW__STAT_HYBRID, 1);
-    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, HYBRID_OVERSHOOT_SHIFT);
+    /* Plan with when the queue's commands end, where hybrid waits have
+     * told it (cw__estimate_end_get). */
+    uint64_t end = cw__estimate_end_get(p->queue_key);
+    if (end)
+        p->expected_ns = end;
+    /* Wake HYBRID_EARLY_SHIFT of the expected wait before its end: the
+     * estimate is of whole waits, the overshoot included, so a wait that
+     * slept to its very end would keep the overshoot of the waits before
+     * it for good; polling from a little before lets it come down to the
+     * command's own length. */
+    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS + (p->expected_ns >> HYBRID_EARLY_SHIFT),
+                                 HYBRID_OVERSHOOT_SHIFT);
+    s.grow_longest = p->checks.by_expected;
     slack_guard slack = slack_lower();
-    uint64_t polls = 0, sleeps = 0;
+    uint64_t polls = 0, sleeps = 0, last_running = 0;
     bool seen_first = false;
     for (;;) {
         if (cw__completion_is_signalled(c)) {
@@ -431,9 +458,19 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
             break;
         if (*cl_status <= CL_COMPLETE) {
             seen_first = *cl_status == CL_COMPLETE && !cw__completion_is_signalled(c);
+            /* The command ended between the last poll that found it
+             * running and this one: the estimate takes the middle, not
+             * this poll, or a wait that slept past the end (the sleeps
+             * double while the estimate is ahead) would teach the next
+             * wait to sleep as far. */
+            if (last_running) {
+                uint64_t seen = cw_now_ns();
+                p->ended_ns = last_running + (seen - last_running) / 2u;
+            }
             break;
         }
         uint64_t now = cw_now_ns();
+        last_running = now;
         if (now >= deadline) {
             rc = CW_ERR_TIMEOUT;
             break;
@@ -459,6 +496,37 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (rc == CW_ERR_TIMEOUT)
         rc = timeout_or_finished(event, landed, cl_status);
     return rc == CW_OK ? cw__status_verdict(*cl_status) : rc;
+}
+
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Auto on a platform whose callbacks are late, without a timeout or
+ * CW_WAIT_NO_FLUSH: the driver's own clWaitForEvents, timed while the
+ * platform's first few are (cw__driver_own_wait_sample), then used for
+ * good where it sleeps. Returns false (and waits not) where it does not,
+ * or not yet known, with no trial left: the hybrid wait then.
+ */
+static bool wait_own(cl_event event, cw__plan *p, cl_int *cl_status, int *rc) {
+    if (p->deadline_ns != CW_DEADLINE_NONE || (p->flags & CW_WAIT_NO_FLUSH))
+        return false;
+    if (cw__driver_own_wait_sleeps(p->driver)) {
+        *rc = wait_blocking(event, cl_status);
+        return true;
+    }
+    if (!cw__driver_own_wait_open(p->driver))
+        return false;
+    uint64_t cpu = thread_cpu_ns(), wall = cw_now_ns();
+    *rc = wait_blocking(event, cl_status);
+    uint64_t cpu_end = thread_cpu_ns(), wall_end = cw_now_ns();
+    if (cpu && cpu_end >= cpu && *rc == CW_OK)
+        cw__driver_own_wait_sample(p->driver, cpu_end - cpu, wall_end - wall);
+    return true;
 }
 
 static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
@@ -496,14 +564,19 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
     case CW__CALLBACK:
     default:
         /* Its leave forgets a finished event. */
-        if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver, p->expected_ns))
-            rc = wait_hybrid(event, p, cl_status);
-        else
+        if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver, p->expected_ns)) {
+            if (!wait_own(event, p, cl_status, &rc))
+                rc = wait_hybrid(event, p, cl_status);
+        } else
             rc = wait_callback(event, p, cl_status);
         break;
     }
-    if (rc == CW_OK && p->queue_key)
-        cw__estimate_put(p->queue_key, cw_now_ns() - p->start_ns);
+    if (rc == CW_OK && p->queue_key) {
+        uint64_t now = cw_now_ns();
+        cw__estimate_put(p->queue_key, now - p->start_ns);
+        if (p->ended_ns)
+            cw__estimate_end_put(p->queue_key, p->ended_ns - p->start_ns);
+    }
     bool polled = p->row->method == CW__POLL || p->row->method == CW__BACKOFF;
     if (polled && (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED))
         cw__table_forget(event);

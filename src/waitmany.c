@@ -104,6 +104,7 @@ static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl
         ++pending;
     }
 
+    uint64_t start = cw_now_ns();
     uint64_t check = cw_deadline_after_ns(cw__plan_first_check_ns(&p->checks, expected, fire));
     for (;;) {
         /* A token means "something changed", and several unparks fold into
@@ -151,7 +152,7 @@ static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl
             }
             if (pending == 0)
                 goto out;
-            cw__plan_checks_grow(&p->checks);
+            cw__plan_checks_grow(&p->checks, now - start);
             check = cw_deadline_after_ns(p->checks.interval_ns);
         }
         if (now >= p->deadline_ns) {

@@ -13,7 +13,7 @@ static void check_schedule_doubles_to_cap(void **state) {
     uint64_t seen[8];
     for (int i = 0; i < 8; ++i) {
         seen[i] = s.interval_ns;
-        cw__plan_checks_grow(&s);
+        cw__plan_checks_grow(&s, 0);
     }
     assert_int_equal(seen[1], CW_CHECK_INTERVAL_GROWTH * seen[0]);
     assert_int_equal(seen[4], CW_CHECK_INTERVAL_GROWTH * seen[0]);
@@ -21,6 +21,18 @@ static void check_schedule_doubles_to_cap(void **state) {
     /* A failure right after a check is seen at the next: within 2x the interval. */
     assert_true(seen[7] <= 2 * seen[0]);
     assert_int_equal(cw__plan_checks(1000).first_ns, 1000000u);
+
+    /* With the default interval a long wait spaces its checks by the time
+     * waited so far (capped): a few checks for a 1 s wait, not 32. */
+    cw__check_schedule d = cw__plan_checks(0);
+    cw__plan_checks_grow(&d, 400000000u);
+    assert_int_equal(d.interval_ns, 400000000u);
+    cw__plan_checks_grow(&d, 10 * (uint64_t)CW__CHECK_EXPECTED_MAX_NS);
+    assert_int_equal(d.interval_ns, CW__CHECK_EXPECTED_MAX_NS);
+    /* An interval the caller chose is kept as it is. */
+    cw__check_schedule m = cw__plan_checks(1000);
+    cw__plan_checks_grow(&m, 400000000u);
+    assert_int_equal(m.interval_ns, CW_CHECK_INTERVAL_GROWTH * 1000000u);
 }
 
 /* Every "zero means the default" is resolved by the plan. */
@@ -95,7 +107,7 @@ static void first_check_waits_for_the_expected_wait(void **state) {
     assert_int_equal(after.deferred_checks - before.deferred_checks, 3);
     assert_int_equal(after.unchecked_waits - before.unchecked_waits, 2);
     /* After the deferred first check the schedule goes on as ever. */
-    cw__plan_checks_grow(&def);
+    cw__plan_checks_grow(&def, 0);
     assert_int_equal(def.interval_ns, CW_CHECK_INTERVAL_GROWTH * interval);
 }
 

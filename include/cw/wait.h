@@ -130,7 +130,10 @@ typedef struct cw_wait_options {
      * longer than the interval). With 0 (the default interval) the first
      * read also waits for twice the expected wait on the event's queue
      * (at most 4 s): a failure is then reported within twice the interval
-     * of it or by that first read, whichever is later. Where cw has seen
+     * of it or by that first read, whichever is later; and the later
+     * reads are spaced by at least the time waited so far (at most 4 s),
+     * so a failure t into the wait is reported within the longer of twice
+     * the interval and t of it. Where cw has seen
      * the platform's failed commands fire their callbacks, no read is
      * scheduled. cw_wait_all, cw_wait_any and the notifier check on the same
      * schedule. A kernel shorter than the first read never pays for one.

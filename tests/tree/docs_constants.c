@@ -46,6 +46,9 @@ int main(void) {
     PRINT(CW__CHECK_EXPECTED_MAX_NS);
     PRINT(CW__LATE_FLOOR_NS);
     PRINT(CW__LATE_SHARE_SHIFT);
+    PRINT(CW__OWN_WAIT_TRIALS);
+    PRINT(CW__OWN_WAIT_MIN_NS);
+    PRINT(CW__OWN_WAIT_CPU_SHARE);
 
     /* The first check of a default wait expected to be long, and of one
      * expected longer than the cap, as the plan computes them. */
@@ -58,10 +61,10 @@ int main(void) {
      * interval, the one after the first check, and the one it settles on. */
     cw__check_schedule s = cw__plan_checks(0);
     printf("check_first_ns %" PRIu64 "\n", s.interval_ns);
-    cw__plan_checks_grow(&s);
+    cw__plan_checks_grow(&s, 0);
     printf("check_then_ns %" PRIu64 "\n", s.interval_ns);
     for (int i = 0; i < 64; ++i)
-        cw__plan_checks_grow(&s);
+        cw__plan_checks_grow(&s, 0);
     printf("check_settled_ns %" PRIu64 "\n", s.interval_ns);
 
     /* The strategy whose row CW_STRATEGY_DEFAULT has. */

@@ -157,6 +157,10 @@ OTHER = [
      "PEEK_MAX_NS"),
     ("docs/design.md", "then on one wait in {n} per thread", "PEEK_EVERY"),
     ("docs/design.md", "`platforms_late` (lateness of at least {n})", "CW__LATE_FLOOR_NS"),
+    ("docs/design.md", "auto's first {n} waits without a timeout", "CW__OWN_WAIT_TRIALS"),
+    ("docs/design.md", "those lasting at least {n}, the thread CPU time", "CW__OWN_WAIT_MIN_NS"),
+    ("docs/design.md", "Under 1/{n} of it, the driver's wait sleeps", "CW__OWN_WAIT_CPU_SHARE"),
+    ("docs/design.md", "it wakes 1/{n} of the expected wait before its end", "hybrid_early_share"),
     ("docs/cw-run.md", "after its check interval ({n} by default) and then every {n} that",
      "check_first_ns CW_CHECK_INTERVAL_GROWTH"),
     ("docs/cw-run.md", "`auto` spins for (1–{n})", "CW_SPIN_US_MAX"),
@@ -176,6 +180,7 @@ FROM_SOURCE = {
     "HYBRID_OVERSHOOT_SHIFT": ("src/wait.c", ["HYBRID_OVERSHOOT_SHIFT"]),
     "PEEK_MAX_NS": ("src/wait.c", ["PEEK_MAX_NS"]),
     "PEEK_EVERY": ("src/wait.c", ["PEEK_EVERY"]),
+    "HYBRID_EARLY_SHIFT": ("src/wait.c", ["HYBRID_EARLY_SHIFT"]),
 }
 
 # Values computed from the others.
@@ -188,6 +193,7 @@ DERIVED = {
     # Late: at least 1/2^shift of the expected wait; the hybrid's polls past it.
     "late_share": lambda v: 2 ** v["CW__LATE_SHARE_SHIFT"],
     "hybrid_overshoot_share": lambda v: 2 ** v["HYBRID_OVERSHOOT_SHIFT"],
+    "hybrid_early_share": lambda v: 2 ** v["HYBRID_EARLY_SHIFT"],
     "stats_last_bucket_from_us": lambda v: 2 ** (v["CW_STATS_LATENCY_BUCKETS"] - 2),
     # Julian years of 365.25 days, rounded down.
     "timeout_none_years": lambda v: v["timeout_none_from_us"] // (31557600 * 10**6),
