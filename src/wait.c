@@ -506,14 +506,17 @@ static uint64_t thread_cpu_ns(void) {
 }
 
 /*
- * Auto on a platform whose callbacks are late, without a timeout or
- * CW_WAIT_NO_FLUSH: the driver's own clWaitForEvents, timed while the
+ * Auto on a platform whose callbacks are late, without a timeout,
+ * CW_WAIT_NO_FLUSH or a parker of the caller's: the driver's own clWaitForEvents, timed while the
  * platform's first few are (cw__driver_own_wait_sample), then used for
  * good where it sleeps. Returns false (and waits not) where it does not,
  * or not yet known, with no trial left: the hybrid wait then.
  */
 static bool wait_own(cl_event event, cw__plan *p, cl_int *cl_status, int *rc) {
-    if (p->deadline_ns != CW_DEADLINE_NONE || (p->flags & CW_WAIT_NO_FLUSH))
+    /* A caller's parker is a runtime that must get its thread back while
+     * the command runs: only a wait that parks on it may serve it. */
+    if (p->deadline_ns != CW_DEADLINE_NONE || (p->flags & CW_WAIT_NO_FLUSH) ||
+        p->parker != &p->own.parker)
         return false;
     if (cw__driver_own_wait_sleeps(p->driver)) {
         *rc = wait_blocking(event, cl_status);
