@@ -37,24 +37,13 @@
 #include <string.h>
 #include <time.h>
 
-static const char *kernel_src = "__kernel void add(__global int *a, int v) {\n"
-                                "    a[get_global_id(0)] += v;\n"
-                                "}\n";
+#include "clprog.h"
 
 enum { N = 4096 };
 
 static cl_device_id device;
 static cl_context ctx;
 static cl_kernel kernel;
-
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cl_int e_ = (call);                                                                        \
-        if (e_ != CL_SUCCESS) {                                                                    \
-            fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, e_);                    \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static void line(const char *name, cl_int rc, const char *extra) {
     printf("%-34s %d%s%s\n", name, rc, extra ? " " : "", extra ? extra : "");

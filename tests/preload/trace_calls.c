@@ -24,21 +24,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clprog.h"
+
 enum { N = 1024 };
 
 static cl_context ctx;
 static cl_device_id device;
 static int rounds = 5;
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
-
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cl_int e_ = (call);                                                                        \
-        if (e_ != CL_SUCCESS) {                                                                    \
-            fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, e_);                    \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* The calls are printed after the thread's last one, in one go, so that
  * the two threads' lines do not interleave. */
