@@ -67,8 +67,11 @@
 #define LONG_US 10000.0
 #define DEF_LONG_TIME 0.4
 #define LONG_MIN_LAUNCHES 2u
-/* One untimed launch per strategy where those take at most this together. */
-#define LONG_WARMUP_BUDGET_US 1e6
+/* One untimed launch per strategy where those take at most this together:
+ * every 1 s kernel's, so that its timed launches are planned, as a program
+ * that runs a kernel over and over plans them, with that kernel's estimate,
+ * not the previous cell's. */
+#define LONG_WARMUP_BUDGET_US 10e6
 #define DEF_FLOOR_TRIPS 5000u
 #define QUICK_LAUNCHES 20u
 #define QUICK_WARMUP 2u

@@ -44,8 +44,9 @@ static void launch_counts(const options *o, kernel_spec *k) {
     unsigned n = want < LONG_MIN_LAUNCHES ? LONG_MIN_LAUNCHES : (unsigned)(want + 0.5);
     k->launches = n < o->launches ? n : o->launches;
     k->block = 1;
-    /* The warm-up is for a strategy's first use, which the short cells
-     * before have mostly had; one launch each where that is cheap. */
+    /* One warm-up launch per strategy (LONG_WARMUP_BUDGET_US): the
+     * strategy's first use was mostly in the short cells before, but the
+     * queue's estimate is still the previous kernel's. */
     k->warmup = o->warmup && k->nominal_us * ns <= LONG_WARMUP_BUDGET_US ? 1 : 0;
 }
 

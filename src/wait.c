@@ -142,15 +142,21 @@ static void slack_restore(const slack_guard *g) {
         cw__timerslack_set(g->old, NULL);
 }
 
+/* poll_until's answer when it reached `stop` with the command running. */
+#define POLL_STOPPED 1
+
 /*
- * Backoff polling: no callback, no lock, no wake-up; the waiter reads the
- * status and sleeps (poll_steps, an eighth of the wait at most past the
- * estimate; delays up to CW__MICRODELAY_SPIN_NS are spun).
+ * The loop of a polling wait: read the status, sleep the next of `s`'s
+ * delays (up to CW__MICRODELAY_SPIN_NS spun), until the command is
+ * finished, the deadline passes (CW_ERR_TIMEOUT) or `stop` does
+ * (POLL_STOPPED). With `ended_ns`, a finished command's end is put there:
+ * the middle between the last poll that found it running and the one that
+ * found it done (the end estimate of the hybrid waits).
  */
-static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_status) {
-    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, 3);
-    slack_guard slack = slack_lower();
-    uint64_t polls = 0, spins = 0, sleeps = 0;
+static int poll_until(cl_event event, const cw__plan *p, poll_steps *s, uint64_t stop,
+                      uint64_t *ended_ns, cl_int *cl_status) {
+    uint64_t polls = 0, spins = 0, sleeps = 0, last_running = 0;
+    uint64_t until = stop < p->deadline_ns ? stop : p->deadline_ns;
     int rc;
     for (;;) {
         rc = cw__status_read(event, cl_status);
@@ -159,24 +165,45 @@ static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_statu
             break;
         if (*cl_status <= CL_COMPLETE) {
             rc = cw__status_verdict(*cl_status);
+            if (ended_ns && last_running) {
+                uint64_t seen = cw_now_ns();
+                *ended_ns = last_running + (seen - last_running) / 2u;
+            }
             break;
         }
         uint64_t now = cw_now_ns();
+        last_running = now;
         if (now >= p->deadline_ns) {
             rc = CW_ERR_TIMEOUT;
             break;
         }
-        uint64_t d = poll_steps_next(&s, now, p->deadline_ns);
+        if (now >= stop) {
+            rc = POLL_STOPPED;
+            break;
+        }
+        uint64_t d = poll_steps_next(s, now, until);
         if (d > CW__MICRODELAY_SPIN_NS)
             ++sleeps;
         else
             ++spins;
         cw__microdelay(d);
     }
-    slack_restore(&slack);
     cw__stat_add(CW__STAT_POLLS, polls);
     cw__stat_add(CW__STAT_SPINS, spins);
     cw__stat_add(CW__STAT_SLEEPS, sleeps);
+    return rc;
+}
+
+/*
+ * Backoff polling: no callback, no lock, no wake-up; the waiter reads the
+ * status and sleeps (poll_steps, an eighth of the wait at most past the
+ * estimate; delays up to CW__MICRODELAY_SPIN_NS are spun).
+ */
+static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_status) {
+    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, 3);
+    slack_guard slack = slack_lower();
+    int rc = poll_until(event, p, &s, CW_DEADLINE_NONE, NULL, cl_status);
+    slack_restore(&slack);
     return rc;
 }
 
@@ -398,8 +425,27 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
 /* The hybrid wakes this share of the expected wait (1/16) before its end. */
 #define HYBRID_EARLY_SHIFT 4u
 
+/* The polling plan of auto's waits where callbacks are late. */
+static poll_steps hybrid_steps(cw__plan *p) {
+    /* Plan with when the queue's commands end, where hybrid waits have
+     * told it (cw__estimate_end_get). */
+    uint64_t end = cw__estimate_end_get(p->queue_key);
+    if (end)
+        p->expected_ns = end;
+    /* Wake HYBRID_EARLY_SHIFT of the expected wait before its end: the
+     * estimate is of whole waits, the overshoot included, so a wait that
+     * slept to its very end would keep the overshoot of the waits before
+     * it for good; polling from a little before lets it come down to the
+     * command's own length. */
+    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS + (p->expected_ns >> HYBRID_EARLY_SHIFT),
+                                 HYBRID_OVERSHOOT_SHIFT);
+    s.grow_longest = p->checks.by_expected;
+    return s;
+}
+
 /*
- * Auto on a platform whose callbacks come late (cw__driver_late): the
+ * Auto on a platform whose callbacks come late (cw__driver_late), with a
+ * parker of the caller's or on a lateness-sampling turn (wait_late): the
  * callback is registered as for any callback wait, but the waiter does not
  * count on it. It polls the status on backoff-poll's steps (poll_steps:
  * sleep toward the expected end of the wait, then growing microdelays, with
@@ -416,19 +462,7 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (rc != CW_OK)
         return rc;
     cw__stat_add(CW__STAT_HYBRID, 1);
-    /* Plan with when the queue's commands end, where hybrid waits have
-     * told it (cw__estimate_end_get). */
-    uint64_t end = cw__estimate_end_get(p->queue_key);
-    if (end)
-        p->expected_ns = end;
-    /* Wake HYBRID_EARLY_SHIFT of the expected wait before its end: the
-     * estimate is of whole waits, the overshoot included, so a wait that
-     * slept to its very end would keep the overshoot of the waits before
-     * it for good; polling from a little before lets it come down to the
-     * command's own length. */
-    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS + (p->expected_ns >> HYBRID_EARLY_SHIFT),
-                                 HYBRID_OVERSHOOT_SHIFT);
-    s.grow_longest = p->checks.by_expected;
+    poll_steps s = hybrid_steps(p);
     slack_guard slack = slack_lower();
     uint64_t polls = 0, sleeps = 0, last_running = 0;
     bool seen_first = false;
@@ -496,6 +530,53 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (rc == CW_ERR_TIMEOUT)
         rc = timeout_or_finished(event, landed, cl_status);
     return rc == CW_OK ? cw__status_verdict(*cl_status) : rc;
+}
+
+/* One late wait in this many per thread registers its callback (the
+ * hybrid) although the callback is not waited for, so that the platform's
+ * lateness stays measured: the hybrid's polls see the command done before
+ * its callback and time the callback's landing. */
+#define LATE_SAMPLE_EVERY 256u
+
+/* A late wait polls for at least this share of the callback's lateness L
+ * (8 L): from there on a poll may overshoot (by up to 1/8 of the time
+ * waited) by more than the callback is late. */
+#define LATE_POLL_SHIFT 3u
+
+/*
+ * Auto where callbacks are late and the driver's own wait does not sleep:
+ * a callback that comes L after its command cannot end the wait sooner
+ * than the polls, so registering it only costs CPU (the registration, the
+ * record, the callback's wake-up of a thread that is polling anyway). The
+ * wait polls as backoff-poll does, with no callback, through the longer of
+ * 8 L and twice the expected wait; a wait that lasts longer than that (the
+ * first launch of a long kernel, planned with a short estimate) has
+ * outgrown the lateness: it registers the callback and parks as the
+ * callback waits do, the callback then ending it at most L after its
+ * command, no later than a poll would. The polls read the status, so a
+ * failure is seen as by backoff-poll.
+ */
+static int wait_late(cl_event event, cw__plan *p, cl_int *cl_status) {
+    static _Thread_local unsigned waits;
+    if (p->parker != &p->own.parker || ++waits % LATE_SAMPLE_EVERY == 0)
+        return wait_hybrid(event, p, cl_status);
+    cw__stat_add(CW__STAT_HYBRID, 1);
+    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, 3);
+    uint64_t start = p->start_ns ? p->start_ns : cw_now_ns();
+    uint64_t poll_for = cw__driver_lateness_ns(p->driver) << LATE_POLL_SHIFT;
+    if (poll_for < 2u * p->expected_ns)
+        poll_for = 2u * p->expected_ns;
+    uint64_t stop = after_ns(start, poll_for);
+    slack_guard slack = slack_lower();
+    int rc = poll_until(event, p, &s, stop, &p->ended_ns, cl_status);
+    slack_restore(&slack);
+    if (rc != POLL_STOPPED) {
+        if (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED)
+            cw__table_forget(event);
+        return rc;
+    }
+    p->spin_ns = 0;
+    return wait_callback(event, p, cl_status);
 }
 
 static uint64_t thread_cpu_ns(void) {
@@ -569,7 +650,7 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         /* Its leave forgets a finished event. */
         if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver, p->expected_ns)) {
             if (!wait_own(event, p, cl_status, &rc))
-                rc = wait_hybrid(event, p, cl_status);
+                rc = wait_late(event, p, cl_status);
         } else
             rc = wait_callback(event, p, cl_status);
         break;

@@ -672,6 +672,60 @@ static void late_callbacks_take_the_hybrid_path(void **state) {
     cwh_saxpy_free(&sx);
 }
 
+/*
+ * Where callbacks are late, auto polls without a callback through the
+ * longer of 8 times the lateness and twice the expected wait; a wait that
+ * outlasts that (a long command planned with a short estimate) registers
+ * the callback and ends by it, the wait's one wake-up. A command that fails
+ * there is reported as any callback wait reports it.
+ */
+static void late_wait_outgrowing_its_estimate_ends_by_its_callback(void **state) {
+    (void)state;
+    enum { LEARN = 12, SHORT_US = 2000 };
+    long delay = model_callback_delay_us();
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    for (int i = 0; i < LEARN; ++i) {
+        uint64_t total;
+        gated_wait_ns(&sx, (cw_wait_options){0}, SHORT_US, CL_COMPLETE, CW_OK, &total);
+    }
+    cw_stats_auto a0, a1;
+    assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+    /* Past the polls: 8 lateness (known now) and twice the short estimate,
+     * with room for a lateness learned higher than the model's. */
+    uint64_t gate_us = (a0.lateness_ns << 3) / 1000u * 2u + 200000u;
+    const cl_int ends[] = {CL_COMPLETE, -5};
+    for (int k = 0; k < 2; ++k) {
+        expect_on_queue((uint64_t)SHORT_US * 1000u);
+        cw_stats s0, s1;
+        assert_int_equal(cw_stats_get(&s0), CW_OK);
+        assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+        uint64_t total;
+        gated_wait_ns(&sx, (cw_wait_options){0}, (unsigned)gate_us, ends[k],
+                      ends[k] == CL_COMPLETE ? CW_OK : CW_ERR_COMMAND_FAILED, &total);
+        assert_int_equal(cw_stats_get(&s1), CW_OK);
+        assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+        printf("callbacks %ld us late (model), lateness learned %.3f ms: a %.0f ms gate (%s) "
+               "waited %.1f ms, %llu hybrid, %llu parks, %llu callback wake-ups\n",
+               delay, a0.lateness_ns / 1e6, gate_us / 1e3, k ? "failed" : "complete", total / 1e6,
+               (unsigned long long)(a1.hybrid_waits - a0.hybrid_waits),
+               (unsigned long long)(s1.parks - s0.parks),
+               (unsigned long long)(s1.latency_count - s0.latency_count));
+        assert_true(total >= gate_us * 1000u);
+        if (delay >= 1000 && a0.platforms_late) {
+            assert_int_equal(a1.hybrid_waits - a0.hybrid_waits, 1);
+            /* It parked on the callback past the polls: one park at least
+             * (checks may add some on a platform whose failed commands
+             * fire nothing), and the callback woke it, unless a check saw
+             * the failure first. */
+            assert_true(s1.parks - s0.parks >= 1);
+            if (ends[k] == CL_COMPLETE)
+                assert_int_equal(s1.latency_count - s0.latency_count, 1);
+        }
+    }
+    cwh_saxpy_free(&sx);
+}
+
 /* Auto's spare-CPU rule counts a CPU device's compute units as busy host
  * CPUs while it works, and a GPU's as none (its work is on the device). */
 static void gpu_device_counts_no_host_cpus(void **state) {
@@ -720,6 +774,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(failure_reported_within_the_bound_of_a_long_expected_wait),
     cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),
     cmocka_unit_test(late_callbacks_take_the_hybrid_path),
+    cmocka_unit_test(late_wait_outgrowing_its_estimate_ends_by_its_callback),
     cmocka_unit_test(gpu_device_counts_no_host_cpus),
     cmocka_unit_test(wait_parks_on_callers_parker),
     cmocka_unit_test(many_waiters_on_one_event),
