@@ -58,6 +58,10 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
  * whatever the estimate says.
  */
 #define BACKOFF_FLOOR_NS 50000u
+/* Past the estimate backoff-poll's delays are capped at the time waited
+ * so far >> this (1/8): the overshoot after the command ends stays within
+ * that share of the wait. */
+#define BACKOFF_OVERSHOOT_SHIFT 3u
 /* The timer slack backoff-poll sleeps with: the least Linux takes (0 would
  * mean the thread's default). */
 #define BACKOFF_TIMERSLACK_NS 1u
@@ -200,7 +204,7 @@ static int poll_until(cl_event event, const cw__plan *p, poll_steps *s, uint64_t
  * estimate; delays up to CW__MICRODELAY_SPIN_NS are spun).
  */
 static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_status) {
-    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, 3);
+    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, BACKOFF_OVERSHOOT_SHIFT);
     slack_guard slack = slack_lower();
     int rc = poll_until(event, p, &s, CW_DEADLINE_NONE, NULL, cl_status);
     slack_restore(&slack);
@@ -542,6 +546,8 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
  * (8 L): from there on a poll may overshoot (by up to 1/8 of the time
  * waited) by more than the callback is late. */
 #define LATE_POLL_SHIFT 3u
+_Static_assert(LATE_POLL_SHIFT == BACKOFF_OVERSHOOT_SHIFT,
+               "a late wait polls as long as its polls are finer than the callback's lateness");
 
 /*
  * Auto where callbacks are late and the driver's own wait does not sleep:
@@ -561,7 +567,7 @@ static int wait_late(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (p->parker != &p->own.parker || ++waits % LATE_SAMPLE_EVERY == 0)
         return wait_hybrid(event, p, cl_status);
     cw__stat_add(CW__STAT_HYBRID, 1);
-    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, 3);
+    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, BACKOFF_OVERSHOOT_SHIFT);
     uint64_t start = p->start_ns ? p->start_ns : cw_now_ns();
     uint64_t poll_for = cw__driver_lateness_ns(p->driver) << LATE_POLL_SHIFT;
     if (poll_for < 2u * p->expected_ns)

@@ -81,8 +81,9 @@ typedef struct cw_stats_auto {
     /* Failed-command status checks made (each a wake-up of a parked waiter,
      * or one pass of the notifier over its due watches). */
     uint64_t checks;
-    /* Auto waits that polled as a hybrid because callbacks are late, and of
-     * them, those that the callback ended before a poll saw the end. */
+    /* Auto waits that polled because callbacks are late (with no callback,
+     * or as a hybrid that keeps it), and of them, those that the callback
+     * ended before a poll saw the end. */
     uint64_t hybrid_waits;
     uint64_t hybrid_callback_first;
     /* Status reads that found a command complete before its callback had

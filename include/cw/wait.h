@@ -44,8 +44,9 @@ typedef enum cw_strategy {
      * extra wake-ups cost most where the waiter shares its CPU with the device. */
     CW_STRATEGY_BACKOFF_POLL,
     /* Chooses per wait: where the platform's callbacks come late (as cw
-     * learned, cw_wait(3)), a hybrid that keeps the callback but polls on
-     * backoff-poll's steps; else spin-park with a budget of about the
+     * learned, cw_wait(3)), the driver's own wait where that sleeps, else
+     * backoff-poll's polls with no callback until the wait has outlasted
+     * the lateness, then the callback; else spin-park with a budget of about the
      * expected wait when a spare CPU exists (allowed CPUs beyond the ones a
      * CPU device's workers take, none for a GPU, and beyond the runnable
      * threads) and recent waits on the event's queue were short, cooperative

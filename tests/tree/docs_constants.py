@@ -92,9 +92,8 @@ MAN = [
     ("docs/man/cw_wait.3", "longer, but no later than {n}, so that", "CW__CHECK_EXPECTED_MAX_NS"),
     ("docs/man/cw_wait.3", "when they come at least {n} and at least E/{n} after the command",
      "CW__LATE_FLOOR_NS late_share"),
-    ("docs/man/cw_wait.3", "microdelays of at most 1/{n} of the time waited so far",
-     "hybrid_overshoot_share"),
-    ("docs/man/cw_wait.3", "(spun when shorter than {n}, slept otherwise)", "BACKOFF_FLOOR_NS"),
+    ("docs/man/cw_wait.3", "through the longer of {n} times the callbacks'", "late_poll_factor"),
+    ("docs/man/cw_wait.3", "one such wait in {n} per thread", "LATE_SAMPLE_EVERY"),
     ("docs/man/cw_wait.3", "up to {n} of spinning on a status", "CW__PROBE_SPIN_NS"),
     ("docs/man/cw_stats_get.3", "come late, {n} or more after their command", "CW__LATE_FLOOR_NS"),
     ("docs/man/cw_stats_get.3", "expected to last less than {n} times that", "late_share"),
@@ -161,6 +160,9 @@ OTHER = [
     ("docs/design.md", "those lasting at least {n}, the thread CPU time", "CW__OWN_WAIT_MIN_NS"),
     ("docs/design.md", "Under 1/{n} of it, the driver's wait sleeps", "CW__OWN_WAIT_CPU_SHARE"),
     ("docs/design.md", "it wakes 1/{n} of the expected wait before its end", "hybrid_early_share"),
+    ("docs/design.md", "longer of {n} L (from there on a poll", "late_poll_factor"),
+    ("docs/design.md", "and one in {n} per thread,", "LATE_SAMPLE_EVERY"),
+    ("docs/design.md", "overshoot by 1/{n} of the", "backoff_overshoot_share"),
     ("docs/cw-run.md", "after its check interval ({n} by default) and then every {n} that",
      "check_first_ns CW_CHECK_INTERVAL_GROWTH"),
     ("docs/cw-run.md", "`auto` spins for (1–{n})", "CW_SPIN_US_MAX"),
@@ -181,6 +183,9 @@ FROM_SOURCE = {
     "PEEK_MAX_NS": ("src/wait.c", ["PEEK_MAX_NS"]),
     "PEEK_EVERY": ("src/wait.c", ["PEEK_EVERY"]),
     "HYBRID_EARLY_SHIFT": ("src/wait.c", ["HYBRID_EARLY_SHIFT"]),
+    "LATE_POLL_SHIFT": ("src/wait.c", ["LATE_POLL_SHIFT"]),
+    "BACKOFF_OVERSHOOT_SHIFT": ("src/wait.c", ["BACKOFF_OVERSHOOT_SHIFT"]),
+    "LATE_SAMPLE_EVERY": ("src/wait.c", ["LATE_SAMPLE_EVERY"]),
 }
 
 # Values computed from the others.
@@ -194,6 +199,9 @@ DERIVED = {
     "late_share": lambda v: 2 ** v["CW__LATE_SHARE_SHIFT"],
     "hybrid_overshoot_share": lambda v: 2 ** v["HYBRID_OVERSHOOT_SHIFT"],
     "hybrid_early_share": lambda v: 2 ** v["HYBRID_EARLY_SHIFT"],
+    # The late wait polls through this many times the lateness.
+    "late_poll_factor": lambda v: 2 ** v["LATE_POLL_SHIFT"],
+    "backoff_overshoot_share": lambda v: 2 ** v["BACKOFF_OVERSHOOT_SHIFT"],
     "stats_last_bucket_from_us": lambda v: 2 ** (v["CW_STATS_LATENCY_BUCKETS"] - 2),
     # Julian years of 365.25 days, rounded down.
     "timeout_none_years": lambda v: v["timeout_none_from_us"] // (31557600 * 10**6),
