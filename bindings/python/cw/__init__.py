@@ -53,7 +53,7 @@ __all__ = [
     "CwError", "InvalidArgument", "InvalidEvent", "Timeout", "CommandFailed", "OpenCLError",
     "NoMemory", "Unsupported", "NoResources", "LibraryNotFound", "RawEvent",
     "wait", "wait_all", "wait_any", "wait_async", "wait_all_async", "wait_any_async",
-    "Notifier", "Stats", "stats", "reset_stats", "strategies", "strerror", "status_name",
+    "Notifier", "Stats", "stats", "reset_stats", "AutoStats", "auto_stats", "strategies", "strerror", "status_name",
     "library_path", "library_found_by", "library_version", "library_version_string",
 ]
 
@@ -795,6 +795,37 @@ def stats() -> Stats:
         raise _error(rc)
     return Stats(s.waits, s.spins, s.yields, s.parks, s.sleeps, s.polls, s.timeouts,
                  s.latency_count, tuple(s.latency_us))
+
+
+@dataclass(frozen=True)
+class AutoStats:
+    """cw_stats_auto: what cw learned of the platforms' drivers and what the
+    waits decided from it (cw/stats.h and cw_stats_get(3) say what each
+    field counts). The counters run since start or ``reset_stats()``; the
+    ``platforms_*`` fields and ``lateness_ns`` are what is known now, which
+    ``reset_stats()`` leaves alone."""
+
+    platforms_probed: int
+    platforms_failed_fire: int
+    platforms_failed_silent: int
+    platforms_late: int
+    lateness_ns: int
+    lateness_samples: int
+    unchecked_waits: int
+    deferred_checks: int
+    checks: int
+    hybrid_waits: int
+    hybrid_callback_first: int
+    late_callbacks: int
+
+
+def auto_stats() -> AutoStats:
+    """A snapshot of what cw learned of the drivers (cw_stats_auto_get)."""
+    s = _ffi.StatsAuto()
+    rc = _lib.cw_stats_auto_get(ctypes.byref(s), ctypes.sizeof(s))
+    if rc != _OK:
+        raise _error(rc)
+    return AutoStats(*(getattr(s, name) for name, _ in _ffi.StatsAuto._fields_))
 
 
 def reset_stats() -> None:

@@ -120,9 +120,18 @@ class Stats(ctypes.Structure):
     ]
 
 
+class StatsAuto(ctypes.Structure):
+    """cw_stats_auto (cw/stats.h)."""
+
+    _fields_ = [(name, ctypes.c_uint64) for name in (
+        "platforms_probed", "platforms_failed_fire", "platforms_failed_silent", "platforms_late",
+        "lateness_ns", "lateness_samples", "unchecked_waits", "deferred_checks", "checks",
+        "hybrid_waits", "hybrid_callback_first", "late_callbacks")]
+
+
 # The C types mirrored above, for the drift test.
 STRUCTS = {"cw_wait_options": WaitOptions, "cw_notifier_result": NotifierResult,
-           "cw_stats": Stats}
+           "cw_stats": Stats, "cw_stats_auto": StatsAuto}
 
 
 class LibraryNotFound(ImportError):
@@ -280,6 +289,7 @@ def declare(lib: ctypes.CDLL) -> None:
         "cw_notifier_pending": (c_size_t, [c_void_p]),
         "cw_stats_get": (c_int, [ctypes.POINTER(Stats)]),
         "cw_stats_reset": (None, []),
+        "cw_stats_auto_get": (c_int, [ctypes.POINTER(StatsAuto), c_size_t]),
     }
     for name, (res, args) in sigs.items():
         try:

@@ -180,6 +180,24 @@ def test_stats(cl_env):
     assert cw.stats() == cw.Stats(0, 0, 0, 0, 0, 0, 0, 0, (0,) * 16)
 
 
+def test_auto_stats(cl_env):
+    # A callback wait on a command of a queue probes the platform once.
+    gate = cl.UserEvent(cl_env[0])
+    marker = cl.enqueue_marker(cl_env[1], wait_for=[gate])
+    timer = set_later(gate, COMPLETE, 0.05)
+    try:
+        cw.wait(marker, strategy="cooperative")
+    finally:
+        timer.join()
+    a = cw.auto_stats()
+    assert a.platforms_probed >= 1
+    assert a.platforms_failed_fire + a.platforms_failed_silent <= a.platforms_probed
+    cw.reset_stats()
+    b = cw.auto_stats()
+    assert b.platforms_probed == a.platforms_probed and b.checks == 0 and b.hybrid_waits == 0
+    assert set(vars(b)) == {name for name, _ in _ffi.StatsAuto._fields_}
+
+
 def test_versions():
     assert cw.__version__.count(".") == 2
     major, minor, patch = cw.library_version()
