@@ -542,6 +542,12 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
  * its callback and time the callback's landing. */
 #define LATE_SAMPLE_EVERY 256u
 
+/* A late wait's first delay past the expected end: the shortest one that
+ * is slept. A command not done by its expected end is late by its device's
+ * own jitter (a timer's, an interrupt's: tens of µs), so the 1, 2, 4 µs
+ * spins of backoff-poll would mostly cost CPU; on a CPU the device shares
+ * they would also delay it. */
+#define LATE_FIRST_DELAY_NS (CW__MICRODELAY_SPIN_NS + 1000u)
 /* A late wait polls for at least this share of the callback's lateness L
  * (8 L): from there on a poll may overshoot (by up to 1/8 of the time
  * waited) by more than the callback is late. */
@@ -554,7 +560,8 @@ _Static_assert(LATE_POLL_SHIFT == BACKOFF_OVERSHOOT_SHIFT,
  * a callback that comes L after its command cannot end the wait sooner
  * than the polls, so registering it only costs CPU (the registration, the
  * record, the callback's wake-up of a thread that is polling anyway). The
- * wait polls as backoff-poll does, with no callback, through the longer of
+ * wait polls on backoff-poll's steps, planned with the end estimate and
+ * with no callback, through the longer of
  * 8 L and twice the expected wait; a wait that lasts longer than that (the
  * first launch of a long kernel, planned with a short estimate) has
  * outgrown the lateness: it registers the callback and parks as the
@@ -567,7 +574,15 @@ static int wait_late(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (p->parker != &p->own.parker || ++waits % LATE_SAMPLE_EVERY == 0)
         return wait_hybrid(event, p, cl_status);
     cw__stat_add(CW__STAT_HYBRID, 1);
+    /* Plan with when the queue's commands end (cw__estimate_end_get), not
+     * with how long its waits took: those hold the late callbacks of the
+     * callback waits and every poll's overshoot, and a wait that slept
+     * toward them would keep that overshoot for good. */
+    uint64_t end = cw__estimate_end_get(p->queue_key);
+    if (end)
+        p->expected_ns = end;
     poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, BACKOFF_OVERSHOOT_SHIFT);
+    s.step = LATE_FIRST_DELAY_NS;
     uint64_t start = p->start_ns ? p->start_ns : cw_now_ns();
     uint64_t poll_for = cw__driver_lateness_ns(p->driver) << LATE_POLL_SHIFT;
     if (poll_for < 2u * p->expected_ns)

@@ -162,6 +162,7 @@ OTHER = [
     ("docs/design.md", "it wakes 1/{n} of the expected wait before its end", "hybrid_early_share"),
     ("docs/design.md", "longer of {n} L (from there on a poll", "late_poll_factor"),
     ("docs/design.md", "and one in {n} per thread,", "LATE_SAMPLE_EVERY"),
+    ("docs/design.md", "expected end the shortest that is slept ({n}: a command", "late_first_delay_ns"),
     ("docs/design.md", "overshoot by 1/{n} of the", "backoff_overshoot_share"),
     ("docs/cw-run.md", "after its check interval ({n} by default) and then every {n} that",
      "check_first_ns CW_CHECK_INTERVAL_GROWTH"),
@@ -202,6 +203,8 @@ DERIVED = {
     # The late wait polls through this many times the lateness.
     "late_poll_factor": lambda v: 2 ** v["LATE_POLL_SHIFT"],
     "backoff_overshoot_share": lambda v: 2 ** v["BACKOFF_OVERSHOOT_SHIFT"],
+    # The late wait's first delay past the end: just past the spin bound.
+    "late_first_delay_ns": lambda v: v["CW__MICRODELAY_SPIN_NS"] + 1000,
     "stats_last_bucket_from_us": lambda v: 2 ** (v["CW_STATS_LATENCY_BUCKETS"] - 2),
     # Julian years of 365.25 days, rounded down.
     "timeout_none_years": lambda v: v["timeout_none_from_us"] // (31557600 * 10**6),
