@@ -141,15 +141,11 @@ void cw__driver_lateness_sample(cw__driver *d, uint64_t ns) {
     atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
 }
 
-/* A measurement whose callback never came (its record was swept first)
- * stops blocking new ones after this long. */
-#define MEASURE_STALE_NS 1000000000u
-
 bool cw__driver_measure_claim(cw__driver *d, uint64_t now_ns) {
     if (!d)
         return false;
     uint64_t since = atomic_load_explicit(&d->measuring_ns, memory_order_relaxed);
-    if (since && now_ns - since < MEASURE_STALE_NS)
+    if (since && now_ns - since < CW__MEASURE_STALE_NS)
         return false;
     return atomic_compare_exchange_strong_explicit(&d->measuring_ns, &since, now_ns ? now_ns : 1,
                                                    memory_order_relaxed, memory_order_relaxed);

@@ -66,7 +66,10 @@ bool cw__driver_lateness_known(const cw__driver *d);
 void cw__driver_lateness_sample(cw__driver *d, uint64_t ns);
 
 /* Whether a lateness measurement may start now (one at a time per
- * platform, so at most one record lingers for it); claims it when true. */
+ * platform, so at most one record lingers for it); claims it when true. A
+ * measurement whose callback never came (its record was swept first) stops
+ * blocking new ones after CW__MEASURE_STALE_NS; a sample ends it. */
+#define CW__MEASURE_STALE_NS 1000000000u
 bool cw__driver_measure_claim(cw__driver *d, uint64_t now_ns);
 /* The claimed measurement could not start (nothing to measure with). */
 void cw__driver_measure_cancel(cw__driver *d);

@@ -126,44 +126,8 @@ static void scripted_waits_are_counted(void **state) {
     clReleaseEvent(sc.ev);
 }
 
-/*
- * The fixture probed the platform as the first wait would (driver.h). On
- * PoCL 3.1 and rusticl a failed command fires no callback, so the answer is
- * "does not fire", and it stays so; the pocl7 driver model fires them, and
- * its callback (from the model's thread, late) brings the answer "fires"
- * (waited for under a generous hang guard). cw_stats_reset leaves what was
- * learned alone.
- */
-static void the_probe_answers_what_the_driver_does(void **state) {
-    (void)state;
-    cw_stats_auto a;
-    cw_stats_reset();
-    assert_int_equal(cw_stats_auto_get(&a, sizeof a), CW_OK);
-    assert_int_equal(a.platforms_probed, 1);
-    if (model_fires_failed()) {
-        for (int i = 0; i < 5000 && !a.platforms_failed_fire; ++i) {
-            cw_test_sleep_us(1000);
-            assert_int_equal(cw_stats_auto_get(&a, sizeof a), CW_OK);
-        }
-        assert_int_equal(a.platforms_failed_fire, 1);
-    } else {
-        /* Give a callback that would come late the time to come. */
-        cw_test_sleep_us(200000);
-        assert_int_equal(cw_stats_auto_get(&a, sizeof a), CW_OK);
-        assert_int_equal(a.platforms_failed_fire, 0);
-        /* PoCL fails the marker inside clSetUserEventStatus, so the probe
-         * saw it fail; rusticl's queue thread may take longer. */
-        if (!getenv("CW_PLATFORM"))
-            assert_int_equal(a.platforms_failed_silent, 1);
-    }
-    cl_event ev = user_event();
-    assert_true(cw__driver_failed_fire(cw__driver_of(ev)) == model_fires_failed());
-    clReleaseEvent(ev);
-}
-
 static const struct CMUnitTest stats_tests[] = {
     cmocka_unit_test(scripted_waits_are_counted),
-    cmocka_unit_test(the_probe_answers_what_the_driver_does),
 };
 
 CW_TEST_MAIN(stats_tests, open_host, close_host)

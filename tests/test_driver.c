@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* What the waits learn of the driver (layer 6.0, src/driver.c): the probe,
+ * the lateness estimate and the rule that calls it late, the timed trials of
+ * the driver's own wait, and the one-at-a-time lateness measurement. */
+#include "harness.h"
+
+#include "clfixture.h"
+#include "cw.h"
+
+/* The record of the fixture's platform, once the probe's own lateness
+ * sample (its second marker's callback, which may land late) is in, so
+ * that the samples a test feeds are the only ones. */
+static cw__driver *settled_driver(void) {
+    cl_event ev = user_event();
+    cw__driver *d = cw__driver_of(ev);
+    clReleaseEvent(ev);
+    assert_non_null(d);
+    for (int i = 0; i < 5000 && !cw__driver_lateness_known(d); ++i)
+        cw_test_sleep_us(1000);
+    assert_true(cw__driver_lateness_known(d));
+    return d;
+}
+
+/* A moving estimate with 1/4 weight for the newest sample; late, for a wait
+ * expected to last E, from CW__LATE_FLOOR_NS and E >> CW__LATE_SHARE_SHIFT
+ * on; nothing known of no platform. */
+static void lateness_is_a_moving_estimate_and_late_follows_the_rule(void **state) {
+    (void)state;
+    assert_int_equal(cw__driver_lateness_ns(NULL), 0);
+    assert_false(cw__driver_lateness_known(NULL));
+    assert_false(cw__driver_late(NULL, 0));
+    cw__driver_lateness_sample(NULL, 1000000); /* ignored, no crash */
+
+    cw__driver *d = settled_driver();
+    /* Converge on 400 us: each sample moves the estimate a quarter of the way. */
+    for (int i = 0; i < 64; ++i)
+        cw__driver_lateness_sample(d, 400000);
+    uint64_t l = cw__driver_lateness_ns(d);
+    assert_true(l >= 399000 && l <= 400000);
+    cw__driver_lateness_sample(d, 0);
+    assert_int_equal(cw__driver_lateness_ns(d), l - l / 4u);
+    l = cw__driver_lateness_ns(d);
+
+    assert_true(cw__driver_late(d, 0));
+    uint64_t longest_late = l << CW__LATE_SHARE_SHIFT; /* E with E/32 == l */
+    assert_true(cw__driver_late(d, longest_late));
+    assert_false(cw__driver_late(d, longest_late + (1u << CW__LATE_SHARE_SHIFT)));
+
+    /* Timely samples bring it under the floor: late for no wait. */
+    for (int i = 0; i < 64 && cw__driver_lateness_ns(d) >= CW__LATE_FLOOR_NS; ++i)
+        cw__driver_lateness_sample(d, 0);
+    assert_true(cw__driver_lateness_ns(d) < CW__LATE_FLOOR_NS);
+    assert_false(cw__driver_late(d, 0));
+    assert_true(cw__driver_lateness_known(d));
+}
+
+/* The driver's own wait is judged by CW__OWN_WAIT_TRIALS timed waits of at
+ * least CW__OWN_WAIT_MIN_NS: asleep when their CPU time is under
+ * 1/CW__OWN_WAIT_CPU_SHARE of their wall time. */
+static void own_wait_is_judged_after_its_trials(void **state) {
+    (void)state;
+    assert_false(cw__driver_own_wait_open(NULL));
+    assert_false(cw__driver_own_wait_sleeps(NULL));
+    cw__driver_own_wait_sample(NULL, 0, CW__OWN_WAIT_MIN_NS); /* ignored */
+
+    cw__driver *d = settled_driver();
+    assert_true(cw__driver_own_wait_open(d));
+    /* Too short to tell: not counted. */
+    for (int i = 0; i < 10; ++i)
+        cw__driver_own_wait_sample(d, 0, CW__OWN_WAIT_MIN_NS - 1);
+    assert_true(cw__driver_own_wait_open(d));
+    assert_false(cw__driver_own_wait_sleeps(d));
+    /* Exactly the share is not under it: the trials say "spins" unless the
+     * CPU time is below it, summed over the trials. */
+    const uint64_t wall = CW__OWN_WAIT_MIN_NS * 4u;
+    for (unsigned i = 0; i + 1 < CW__OWN_WAIT_TRIALS; ++i) {
+        cw__driver_own_wait_sample(d, wall / CW__OWN_WAIT_CPU_SHARE, wall);
+        assert_true(cw__driver_own_wait_open(d));
+        assert_false(cw__driver_own_wait_sleeps(d));
+    }
+    cw__driver_own_wait_sample(d, wall / CW__OWN_WAIT_CPU_SHARE - CW__OWN_WAIT_TRIALS, wall);
+    assert_false(cw__driver_own_wait_open(d));
+    assert_true(cw__driver_own_wait_sleeps(d));
+}
+
+/* The same trials, of a driver whose wait spins (about a CPU for its wall
+ * time, a quarter of one when preempted): never judged asleep. */
+static void spinning_own_wait_is_not_taken_for_a_sleep(void **state) {
+    (void)state;
+    cw__driver *d = settled_driver();
+    const uint64_t wall = CW__OWN_WAIT_MIN_NS * 2u;
+    for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i)
+        cw__driver_own_wait_sample(d, i % 2 ? wall : wall / 4u, wall);
+    assert_false(cw__driver_own_wait_open(d));
+    assert_false(cw__driver_own_wait_sleeps(d));
+}
+
+/* One lateness measurement at a time per platform: a second claim fails
+ * while one is out, a cancel or a sample ends it, and one whose callback
+ * never came stops blocking after CW__MEASURE_STALE_NS. */
+static void one_lateness_measurement_at_a_time(void **state) {
+    (void)state;
+    assert_false(cw__driver_measure_claim(NULL, 1));
+    cw__driver_measure_cancel(NULL); /* no crash */
+
+    cw__driver *d = settled_driver();
+    const uint64_t t = 5000000000u;
+    assert_true(cw__driver_measure_claim(d, t));
+    assert_false(cw__driver_measure_claim(d, t + 1));
+    cw__driver_measure_cancel(d);
+    assert_true(cw__driver_measure_claim(d, t + 2));
+    cw__driver_lateness_sample(d, 0);
+    assert_true(cw__driver_measure_claim(d, t + 3));
+    assert_false(cw__driver_measure_claim(d, t + 3 + CW__MEASURE_STALE_NS - 1));
+    assert_true(cw__driver_measure_claim(d, t + 3 + CW__MEASURE_STALE_NS));
+    cw__driver_measure_cancel(d);
+}
+
+/*
+ * The fixture probed the platform as the first wait would (driver.h). On
+ * PoCL 3.1 and rusticl a failed command fires no callback, so the answer is
+ * "does not fire", and it stays so; the pocl7 driver model fires them, and
+ * its callback (from the model's thread, late) brings the answer "fires"
+ * (waited for under a generous hang guard). cw_stats_reset leaves what was
+ * learned alone.
+ */
+static void the_probe_answers_what_the_driver_does(void **state) {
+    (void)state;
+    cw_stats_auto a;
+    cw_stats_reset();
+    assert_int_equal(cw_stats_auto_get(&a, sizeof a), CW_OK);
+    assert_int_equal(a.platforms_probed, 1);
+    if (model_fires_failed()) {
+        for (int i = 0; i < 5000 && !a.platforms_failed_fire; ++i) {
+            cw_test_sleep_us(1000);
+            assert_int_equal(cw_stats_auto_get(&a, sizeof a), CW_OK);
+        }
+        assert_int_equal(a.platforms_failed_fire, 1);
+    } else {
+        /* Give a callback that would come late the time to come. */
+        cw_test_sleep_us(200000);
+        assert_int_equal(cw_stats_auto_get(&a, sizeof a), CW_OK);
+        assert_int_equal(a.platforms_failed_fire, 0);
+        /* PoCL fails the marker inside clSetUserEventStatus, so the probe
+         * saw it fail; rusticl's queue thread may take longer. */
+        if (!getenv("CW_PLATFORM"))
+            assert_int_equal(a.platforms_failed_silent, 1);
+    }
+    cl_event ev = user_event();
+    assert_true(cw__driver_failed_fire(cw__driver_of(ev)) == model_fires_failed());
+    clReleaseEvent(ev);
+}
+
+static const struct CMUnitTest driver_tests[] = {
+    cmocka_unit_test(lateness_is_a_moving_estimate_and_late_follows_the_rule),
+    cmocka_unit_test(own_wait_is_judged_after_its_trials),
+    cmocka_unit_test(spinning_own_wait_is_not_taken_for_a_sleep),
+    cmocka_unit_test(one_lateness_measurement_at_a_time),
+    cmocka_unit_test(the_probe_answers_what_the_driver_does),
+};
+
+CW_TEST_MAIN(driver_tests, open_host, close_host)
