@@ -14,6 +14,7 @@
 #include "clhost.h"
 #include "completion.h"
 #include "driver.h"
+#include "drivermodel/model.h"
 #include "table.h"
 
 static cwh host;
@@ -67,23 +68,26 @@ static inline unsigned wait_completions(void) {
  * delay of every callback, in µs (the nvidia preset's 20 ms, or
  * callback_delay_us), and whether it fires failed commands' callbacks (the
  * pocl7 preset, or failed=fire or fire_complete). Unchanged PoCL or rusticl: 0 and false. */
-static inline long model_callback_delay_us(void) {
+/* The driver model in force, as the layer reads CW_DRIVER_MODEL (its own
+ * parser, support/drivermodel/config.c): the real driver when none is set. */
+static inline dm_config model_config(void) {
+    dm_config c;
+    char msg[256];
     const char *m = getenv("CW_DRIVER_MODEL");
-    const char *d = m ? strstr(m, "callback_delay_us=") : NULL;
-    if (d)
-        return strtol(d + strlen("callback_delay_us="), NULL, 10);
-    if (m && strncmp(m, "nvidia", 6) == 0)
-        return 20000;
-    if (m && strncmp(m, "pocl7", 5) == 0)
-        return 100;
-    return 0;
+    if (!m || dm_config_parse(m, &c, msg, sizeof msg) != 0)
+        dm_config_parse("pocl3", &c, msg, sizeof msg);
+    return c;
 }
 
+static inline long model_callback_delay_us(void) {
+    return model_config().callback_delay_us;
+}
+
+/* Whether the model fires failed commands' callbacks (the driver below,
+ * PoCL 3.1 or rusticl, fires none). */
 static inline bool model_fires_failed(void) {
-    const char *m = getenv("CW_DRIVER_MODEL");
-    if (!m || strstr(m, "failed=drop") || strstr(m, "failed=real"))
-        return false;
-    return strncmp(m, "pocl7", 5) == 0 || strstr(m, "failed=fire"); /* fire_complete too */
+    enum dm_failed f = model_config().failed;
+    return f == DM_FAILED_FIRE || f == DM_FAILED_FIRE_COMPLETE;
 }
 
 /* A fresh user event of the fixture's context. */
