@@ -296,6 +296,16 @@ static int timeout_or_finished(cl_event event, bool signalled, cl_int *cl_status
     return CW_ERR_TIMEOUT;
 }
 
+/* The end of a callback wait: give `c` back (forgetting the event's record
+ * when it finished) and return the wait's answer, a timeout that raced
+ * the landing signal included. */
+static int leave_with(cl_event event, cw__completion *c, int rc, cl_int *cl_status) {
+    bool landed = cw__table_leave(event, c, rc == CW_OK);
+    if (rc == CW_ERR_TIMEOUT)
+        rc = timeout_or_finished(event, landed, cl_status);
+    return rc == CW_OK ? cw__status_verdict(*cl_status) : rc;
+}
+
 /* Auto parks without a spin: every this many waits per thread on a platform
  * whose callback lateness is known (every wait until it is), for waits
  * expected to last at most PEEK_MAX_NS, it reads the status half way
@@ -412,11 +422,7 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
             break;
         }
     }
-    bool finished = rc == CW_OK;
-    bool landed = cw__table_leave(event, c, finished);
-    if (rc == CW_ERR_TIMEOUT)
-        rc = timeout_or_finished(event, landed, cl_status);
-    return rc == CW_OK ? cw__status_verdict(*cl_status) : rc;
+    return leave_with(event, c, rc, cl_status);
 }
 
 /* Past the expected end auto's hybrid wait polls with delays of at most the
@@ -529,11 +535,7 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
         leave_seen_first(event, p, c);
         return CW_OK;
     }
-    bool finished = rc == CW_OK;
-    bool landed = cw__table_leave(event, c, finished);
-    if (rc == CW_ERR_TIMEOUT)
-        rc = timeout_or_finished(event, landed, cl_status);
-    return rc == CW_OK ? cw__status_verdict(*cl_status) : rc;
+    return leave_with(event, c, rc, cl_status);
 }
 
 /* One late wait in this many per thread registers its callback (the
