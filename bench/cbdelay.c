@@ -27,29 +27,6 @@
 
 #include "clhost.h"
 
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static double thread_cpu_us(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_THREAD, &ru);
-    return ru.ru_utime.tv_sec * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1e6 +
-           ru.ru_stime.tv_usec;
-}
-
-/* Runnable time of this thread in us (CPU time where schedstat is missing). */
-static double thread_runnable_us(void) {
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    unsigned long long run = 0, wait = 0;
-    int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
-    if (f)
-        fclose(f);
-    return ok ? (run + wait) / 1e3 : thread_cpu_us();
-}
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -64,7 +41,7 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *data) {
     (void)ev;
     arrival *a = data;
     a->status = status;
-    a->at_us = now_us();
+    a->at_us = cwh_now_us();
 }
 
 static void die(const char *what, cl_int err) {
@@ -112,14 +89,14 @@ static summary callback_delay(cl_uint iters, int n, double *out) {
          * is never shorter than the real one (and longer by up to a look,
          * or by however long this thread was preempted before the next). */
         while (st > CL_COMPLETE) {
-            double t = now_us();
+            double t = cwh_now_us();
             clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
             if (st > CL_COMPLETE || seen == 0)
                 seen = t;
         }
         /* The callback may come before the loop saw the status: delay 0. */
-        double limit = now_us() + 10e6;
-        while (a.at_us == 0 && now_us() < limit) {
+        double limit = cwh_now_us() + 10e6;
+        while (a.at_us == 0 && cwh_now_us() < limit) {
             struct timespec ts = {0, 20000};
             nanosleep(&ts, NULL);
         }
@@ -143,9 +120,9 @@ static cl_uint calibrate(double ms) {
         took = INFINITY;
         for (int r = 0; r < 3; ++r) {
             cl_event ev = launch(iters);
-            double t0 = now_us();
+            double t0 = cwh_now_us();
             clWaitForEvents(1, &ev);
-            took = fmin(took, now_us() - t0);
+            took = fmin(took, cwh_now_us() - t0);
             clReleaseEvent(ev);
         }
         if (took >= ms * 1e3 / 4 || iters >= (1u << 30))
@@ -167,11 +144,11 @@ static waitcost driver_wait(cl_uint iters, int n, bool finish) {
     for (int i = 0; i < n; ++i) {
         cl_event ev = launch(iters);
         clFlush(h.queue);
-        double c0 = thread_cpu_us(), r0 = thread_runnable_us(), t0 = now_us();
+        double c0 = cwh_cpu_us(RUSAGE_THREAD), r0 = cwh_runnable_us(), t0 = cwh_now_us();
         cl_int err = finish ? clFinish(h.queue) : clWaitForEvents(1, &ev);
-        wall += now_us() - t0;
-        cpu += thread_cpu_us() - c0;
-        run += thread_runnable_us() - r0;
+        wall += cwh_now_us() - t0;
+        cpu += cwh_cpu_us(RUSAGE_THREAD) - c0;
+        run += cwh_runnable_us() - r0;
         if (err != CL_SUCCESS)
             die(finish ? "clFinish" : "clWaitForEvents", err);
         clReleaseEvent(ev);

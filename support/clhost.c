@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The source tree's kernels/, for programs run from the build tree. */
@@ -360,4 +362,26 @@ cl_int cwh_event_runtime_ns(cl_event event, cl_ulong *ns) {
         err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
     *ns = end > start ? end - start : 0;
     return err;
+}
+
+double cwh_now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+double cwh_cpu_us(int who) {
+    struct rusage ru;
+    getrusage(who, &ru);
+    return ru.ru_utime.tv_sec * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1e6 +
+           ru.ru_stime.tv_usec;
+}
+
+double cwh_runnable_us(void) {
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run = 0, wait = 0;
+    int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
+    if (f)
+        fclose(f);
+    return ok ? (run + wait) / 1e3 : cwh_cpu_us(RUSAGE_THREAD);
 }

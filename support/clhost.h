@@ -85,4 +85,14 @@ void cwh_latency_free(cwh_latency *l);
 /* Kernel run time from event profiling, in ns (queue opened with profiling). */
 cl_int cwh_event_runtime_ns(cl_event event, cl_ulong *ns);
 
+/* Clocks of the measuring tools, in µs: CLOCK_MONOTONIC; the CPU time of
+ * RUSAGE_THREAD or RUSAGE_SELF; and the calling thread's time on a CPU or
+ * waiting for one (Linux schedstat; its CPU time where that is missing). A
+ * spinning thread is runnable all the time however loaded the machine is,
+ * and a blocked one is not, so the last tells a spin from a block where
+ * CPU time, on a machine whose cores are taken, may not. */
+double cwh_now_us(void);
+double cwh_cpu_us(int who);
+double cwh_runnable_us(void);
+
 #endif

@@ -40,33 +40,6 @@ static cwh h;
         }                                                                                          \
     } while (0)
 
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static double cpu_us(int who) {
-    struct rusage ru;
-    getrusage(who, &ru);
-    return ru.ru_utime.tv_sec * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1e6 +
-           ru.ru_stime.tv_usec;
-}
-
-/* The calling thread's time on a CPU or waiting for one (Linux schedstat),
- * in us; its CPU time where schedstat is missing. A spinning thread is
- * runnable all the time however loaded the machine is, and a blocked one
- * is not, so this tells a spin from a block where CPU time, on a machine
- * whose cores are taken, may not. */
-static double runnable_us(void) {
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    unsigned long long run = 0, wait = 0;
-    bool ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
-    if (f)
-        fclose(f);
-    return ok ? (run + wait) / 1e3 : cpu_us(RUSAGE_THREAD);
-}
-
 static void sleep_us(double us) {
     struct timespec ts = {(time_t)(us / 1e6), (long)((us - (time_t)(us / 1e6) * 1e6) * 1e3)};
     nanosleep(&ts, NULL);
@@ -82,14 +55,14 @@ static void CL_CALLBACK on_event(cl_event ev, cl_int status, void *data) {
     (void)ev;
     seen *s = data;
     s->status = status;
-    s->at_us = now_us();
+    s->at_us = cwh_now_us();
     atomic_fetch_add(&s->calls, 1);
 }
 
 /* Wait up to limit_us for the callback (a hang guard, not a bound). */
 static bool wait_called(seen *s, double limit_us) {
-    double until = now_us() + limit_us;
-    while (!s->calls && now_us() < until)
+    double until = cwh_now_us() + limit_us;
+    while (!s->calls && cwh_now_us() < until)
         sleep_us(200);
     return s->calls > 0;
 }
@@ -113,7 +86,7 @@ static int mode_callback(double min_us) {
     CHECK(clSetEventCallback(m, CL_COMPLETE, on_event, &sm) == CL_SUCCESS, "callback");
     /* The model retains the events it will call back for: releasing them
      * here must not matter. */
-    double t0 = now_us();
+    double t0 = cwh_now_us();
     CHECK(clSetUserEventStatus(u, CL_COMPLETE) == CL_SUCCESS, "set status");
     clReleaseEvent(u);
     clReleaseEvent(m);
@@ -145,11 +118,11 @@ static int mode_failed(const char *how) {
     CHECK(clSetEventCallback(m, CL_COMPLETE, on_event, &sm) == CL_SUCCESS, "callback");
     CHECK(clSetUserEventStatus(u, -5) == CL_SUCCESS, "set status");
     cl_int st = 0;
-    double until = now_us() + 10e6;
+    double until = cwh_now_us() + 10e6;
     do {
         clGetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
         sleep_us(1000);
-    } while (st >= 0 && now_us() < until);
+    } while (st >= 0 && cwh_now_us() < until);
     printf("failed: marker behind the failed user event has status %d\n", st);
     if (fire) {
         CHECK(wait_called(&su, 10e6), "user event's callback not called");
@@ -197,11 +170,11 @@ static void one_wait(bool finish, double *cpu, double *runnable, double *wall) {
     CHECK(clEnqueueMarkerWithWaitList(h.queue, 1, &l.ev, &m) == CL_SUCCESS, "marker");
     pthread_t t;
     pthread_create(&t, NULL, complete_later, &l);
-    double c0 = cpu_us(RUSAGE_THREAD), r0 = runnable_us(), t0 = now_us();
+    double c0 = cwh_cpu_us(RUSAGE_THREAD), r0 = cwh_runnable_us(), t0 = cwh_now_us();
     cl_int err = finish ? clFinish(h.queue) : clWaitForEvents(1, &m);
-    *wall = now_us() - t0;
-    *cpu = cpu_us(RUSAGE_THREAD) - c0;
-    *runnable = runnable_us() - r0;
+    *wall = cwh_now_us() - t0;
+    *cpu = cwh_cpu_us(RUSAGE_THREAD) - c0;
+    *runnable = cwh_runnable_us() - r0;
     CHECK(err == CL_SUCCESS, "wait: %d", err);
     pthread_join(t, NULL);
     cl_int st = 1;
@@ -242,9 +215,9 @@ static int mode_stall(double us, int every) {
     CHECK(n <= 64, "at most 32 for EVERY");
     int stalled = 0;
     for (int i = 0; i < n; ++i) {
-        double t0 = now_us();
+        double t0 = cwh_now_us();
         CHECK(clSetEventCallback(u, CL_COMPLETE, on_event, &s[i]) == CL_SUCCESS, "callback");
-        double took = now_us() - t0;
+        double took = cwh_now_us() - t0;
         if ((i + 1) % every == 0) {
             printf("stall: registration %d took %.0f us\n", i + 1, took);
             CHECK(took >= us, "registration %d took %.0f us, not %.0f or more", i + 1, took, us);
@@ -281,11 +254,11 @@ static int mode_timer(double busy_ns) {
     clReleaseEvent(e);
     double want_us = 300000;
     cl_uint iters = (cl_uint)(want_us * 1000 / busy_ns);
-    double c0 = cpu_us(RUSAGE_SELF), t0 = now_us();
+    double c0 = cwh_cpu_us(RUSAGE_SELF), t0 = cwh_now_us();
     CHECK(cwh_busy_enqueue(&h, &b, iters, 0, NULL, &e) == CL_SUCCESS, "busy");
     clFlush(h.queue);
     CHECK(clWaitForEvents(1, &e) == CL_SUCCESS, "wait");
-    double wall = now_us() - t0, cpu = cpu_us(RUSAGE_SELF) - c0;
+    double wall = cwh_now_us() - t0, cpu = cwh_cpu_us(RUSAGE_SELF) - c0;
     clReleaseEvent(e);
     printf("timer: busy kernel of %u iterations took %.0f us wall, %.0f us CPU of the process\n",
            iters, wall, cpu);
@@ -305,18 +278,18 @@ static int mode_timer(double busy_ns) {
     cl_event u = user_event();
     CHECK(cwh_latency_enqueue(&h, &l, 1, &u, &e) == CL_SUCCESS, "latency");
     clFlush(h.queue);
-    double failed_at = now_us();
+    double failed_at = cwh_now_us();
     CHECK(clSetUserEventStatus(u, -5) == CL_SUCCESS, "set status");
     cl_int st = 1;
-    double until = now_us() + 10e6;
-    while (now_us() < until) {
+    double until = cwh_now_us() + 10e6;
+    while (cwh_now_us() < until) {
         clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
         if (st <= CL_COMPLETE)
             break;
         sleep_us(1000);
     }
     printf("timer: kernel behind a failed event has status %d, %.0f us after the failure\n", st,
-           now_us() - failed_at);
+           cwh_now_us() - failed_at);
     CHECK(st < 0, "status %d, not failed", st);
     clReleaseEvent(e);
     clReleaseEvent(u);
