@@ -547,9 +547,14 @@ void cw__table_forget(cl_event event) {
     forget(event);
 }
 
+/* The caller's own word that cw is to hold nothing of the event: its
+ * record goes at once, and every put-off teardown with it (waiting for
+ * callbacks still returning), the event's own included. */
 void cw_event_forget(cl_event event) {
-    if (event)
-        cw__table_forget(event);
+    if (!event)
+        return;
+    forget(event);
+    run_deferred_how(true);
 }
 
 int cw__table_look(cl_event event, bool flush, cl_int *status) {
