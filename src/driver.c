@@ -5,14 +5,14 @@
 #endif
 #include "driver.h"
 #include "base.h"
-#include "relax.h"
 #include "stats_internal.h"
 
+#include <sched.h>
 #include <stdatomic.h>
 
 /* Platforms cw keeps records of; events of any further one get none. */
 #define DRIVER_SLOTS 8u
-/* The probe's longest spin reading its second marker's status, waiting to
+/* The probe's longest wait reading its second marker's status, waiting to
  * see it finished (a marker gated on a user event that was just set does no
  * work: on PoCL it finished within 0.2 ms when tried). */
 #define CW__PROBE_SPIN_NS 2000000u
@@ -298,7 +298,11 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
                     atomic_store_explicit(&d->fire, true, memory_order_relaxed);
             }
         }
-        cw__relax();
+        /* A yield, not a pause: on one CPU the driver's worker that runs
+         * the markers needs this CPU, and a spin would keep it off for the
+         * whole budget (the probe then learns no lateness, and auto peeks
+         * at every wait for one). */
+        sched_yield();
         now = cw_now_ns();
     }
     (void)failing_cb;

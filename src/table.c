@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
  * One record per event that cw has registered a CL_COMPLETE callback on.
@@ -52,12 +53,17 @@
  * OpenCL call and no completion lock is ever taken under it (docs/design.md,
  * "Locks and OpenCL").
  */
+/* Subscribers a record holds without an allocation: most events have one
+ * waiter, and a wait-any round or a notifier watch adds one more. */
+#define RECORD_INLINE_SUBS 2u
+
 typedef struct record {
     cw__watcher watcher; /* of `fired`: fans the callback's signal out */
     cl_event event;      /* retained while the record lives */
     cw__completion *fired;
-    uintptr_t *subs; /* subscribed completion tokens */
+    uintptr_t *subs; /* subscribed completion tokens: `one` while they fit */
     uint32_t nsubs, cap;
+    uintptr_t one[RECORD_INLINE_SUBS];
     cw__pins pins;       /* sweeps reading the event's status outside the lock */
     bool done;           /* the callback ran: later subscribers are signalled at once */
     cw__driver *measure; /* seen finished at seen_ns before the callback: give it the lateness */
@@ -87,34 +93,94 @@ static record **find(cl_event event) {
     return p;
 }
 
+/* A record's subscribers, taken out of it under table_lock to be signalled
+ * outside it: copied when they fit inline (the record may be torn down as
+ * soon as the lock is let go), else the array itself. */
+typedef struct taken_subs {
+    uintptr_t *heap;
+    uintptr_t one[RECORD_INLINE_SUBS];
+    uint32_t n;
+} taken_subs;
+
+/* Under table_lock: move r's subscribers into *t, leaving it none. */
+static void take_subs(record *r, taken_subs *t) {
+    t->n = r->nsubs;
+    t->heap = NULL;
+    if (r->subs == r->one) {
+        for (uint32_t i = 0; i < r->nsubs; ++i)
+            t->one[i] = r->one[i];
+    } else
+        t->heap = r->subs;
+    r->subs = r->one;
+    r->nsubs = 0;
+    r->cap = RECORD_INLINE_SUBS;
+}
+
 /* Under table_lock: take the record at `at` out of the table, handing back
- * its subscribers in *subs and *n. Returns whether the caller now owns its
- * teardown (false: a sweep holds it, and its last unpin tears it down). */
-static bool unlink_record(record **at, uintptr_t **subs, uint32_t *n) {
+ * its subscribers in *t. Returns whether the caller now owns its teardown
+ * (false: a sweep holds it, and its last unpin tears it down). */
+static bool unlink_record(record **at, taken_subs *t) {
     record *r = *at;
     *at = r->next;
     r->next = NULL;
     --live_records;
-    *subs = r->subs;
-    *n = r->nsubs;
-    r->subs = NULL;
-    r->nsubs = r->cap = 0;
+    take_subs(r, t);
     return cw__pins_doom(&r->pins);
 }
 
 /* Outside table_lock: tell the subscribers something happened. Each one
  * reads the event's own status, so a signal never decides a verdict. */
-static void signal_all(uintptr_t *subs, uint32_t n) {
-    for (uint32_t i = 0; i < n; ++i)
+static void signal_all(taken_subs *t) {
+    const uintptr_t *subs = t->heap ? t->heap : t->one;
+    for (uint32_t i = 0; i < t->n; ++i)
         cw__completion_signal_token(subs[i], CL_COMPLETE);
-    free(subs);
+    free(t->heap);
+    t->heap = NULL;
+    t->n = 0;
+}
+
+/*
+ * Torn-down records kept for the next first subscriber, so that a wait on a
+ * fresh event allocates nothing (a record, and its subscribers inline).
+ * Pushed from any thread without a lock; popped only under table_lock, so
+ * no two pops race and a pushed-back node cannot make a pop's
+ * compare-and-swap succeed on a stale `next` (the ABA case). At most
+ * SPARE_MAX are kept (a relaxed count: it may overshoot by the threads
+ * pushing at once); the rest are freed.
+ */
+#define SPARE_MAX 64u
+static record *_Atomic spare;
+static atomic_uint spare_count;
+
+static void spare_push(record *r) {
+    if (atomic_fetch_add_explicit(&spare_count, 1, memory_order_relaxed) >= SPARE_MAX) {
+        atomic_fetch_sub_explicit(&spare_count, 1, memory_order_relaxed);
+        free(r);
+        return;
+    }
+    record *head = atomic_load_explicit(&spare, memory_order_relaxed);
+    do
+        r->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&spare, &head, r, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+/* Under table_lock. */
+static record *spare_pop(void) {
+    record *head = atomic_load_explicit(&spare, memory_order_acquire);
+    while (head && !atomic_compare_exchange_weak_explicit(
+                       &spare, &head, head->next, memory_order_acquire, memory_order_acquire))
+        ;
+    if (head)
+        atomic_fetch_sub_explicit(&spare_count, 1, memory_order_relaxed);
+    return head;
 }
 
 /* Outside every lock, on a thread that is not inside the event's callback. */
 static void tear_down(record *r) {
     cw__completion_release(r->fired, NULL); /* waits for a landing unpark to return */
     clReleaseEvent(r->event);
-    free(r);
+    spare_push(r);
 }
 
 static void tear_down_all(record *r) {
@@ -125,26 +191,61 @@ static void tear_down_all(record *r) {
     }
 }
 
+/* Push a list of finished records (linked by `next`) onto `deferred`. */
+static void defer_all(record *first) {
+    record *last = first;
+    while (last->next)
+        last = last->next;
+    record *head = atomic_load_explicit(&deferred, memory_order_relaxed);
+    do
+        last->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&deferred, &head, first, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+/*
+ * Tear down the records whose teardown was put off (see forget). `wait`:
+ * all of them, waiting for callbacks still returning (for the counts of
+ * tests and leak checks). Otherwise only those whose callback's thread is
+ * done with them (cw__completion_settled): on one CPU the waiter that the
+ * fan-out woke runs on while that thread, preempted, has yet to return,
+ * and releasing its record's completion would spin and yield until it
+ * has; the rest wait for a later call.
+ */
+static void run_deferred_how(bool wait) {
+    if (!atomic_load_explicit(&deferred, memory_order_relaxed))
+        return;
+    record *r = atomic_exchange_explicit(&deferred, NULL, memory_order_acquire);
+    record *later = NULL;
+    while (r) {
+        record *next = r->next;
+        if (wait || cw__completion_settled(r->fired))
+            tear_down(r);
+        else {
+            r->next = later;
+            later = r;
+        }
+        r = next;
+    }
+    if (later)
+        defer_all(later);
+}
+
 static void run_deferred(void) {
-    if (atomic_load_explicit(&deferred, memory_order_relaxed))
-        tear_down_all(atomic_exchange_explicit(&deferred, NULL, memory_order_acquire));
+    run_deferred_how(false);
 }
 
 /* The callback landed on `fired`: fan out to the subscribers. The record
  * stays (done) until a status read forgets it. */
 static void record_wake(cw__watcher *w) {
     record *r = cw__container_of(w, record, watcher);
-    uint32_t n = 0;
-    uintptr_t *subs = NULL;
+    taken_subs t = {NULL, {0}, 0};
     cw__driver *measure = NULL;
     uint64_t seen = 0;
     cw__spinlock_lock(&table_lock);
     if (*find(r->event) == r) {
         r->done = true;
-        subs = r->subs;
-        n = r->nsubs;
-        r->subs = NULL;
-        r->nsubs = r->cap = 0;
+        take_subs(r, &t);
         measure = r->measure;
         seen = r->seen_ns;
         r->measure = NULL;
@@ -154,7 +255,7 @@ static void record_wake(cw__watcher *w) {
         uint64_t landed = cw__completion_landed_ns(r->fired);
         cw__driver_lateness_sample(measure, landed > seen ? landed - seen : 0);
     }
-    signal_all(subs, n);
+    signal_all(&t);
 }
 
 static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
@@ -166,10 +267,14 @@ static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
 /* Under table_lock. */
 static int add_sub(record *r, uintptr_t token) {
     if (r->nsubs == r->cap) {
-        uint32_t cap = r->cap ? r->cap * 2 : 4;
-        uintptr_t *subs = realloc(r->subs, cap * sizeof *subs);
+        uint32_t cap = r->cap * 2;
+        uintptr_t *subs =
+            r->subs == r->one ? malloc(cap * sizeof *subs) : realloc(r->subs, cap * sizeof *subs);
         if (!subs)
             return CW_ERR_NO_MEMORY;
+        if (r->subs == r->one)
+            for (uint32_t i = 0; i < r->nsubs; ++i)
+                subs[i] = r->one[i];
         r->subs = subs;
         r->cap = cap;
     }
@@ -179,21 +284,20 @@ static int add_sub(record *r, uintptr_t token) {
 
 /* Remove the record for `event`, if any, and wake its subscribers. */
 static void forget(cl_event event) {
-    uint32_t n = 0;
-    uintptr_t *subs = NULL;
+    taken_subs t = {NULL, {0}, 0};
     record *r = NULL;
     bool owned = false;
     cw__spinlock_lock(&table_lock);
     record **at = find(event);
     if (*at) {
         r = *at;
-        owned = unlink_record(at, &subs, &n);
+        owned = unlink_record(at, &t);
     }
     bool done = r && r->done;
     cw__spinlock_unlock(&table_lock);
     if (!r)
         return;
-    signal_all(subs, n);
+    signal_all(&t);
     if (!owned)
         return;
     if (!done) {
@@ -202,13 +306,9 @@ static void forget(cl_event event) {
     }
     /* The callback ran, and the thread that ran it may still be returning
      * from the fan-out that woke us: releasing `fired` now would wait for it,
-     * spinning on our CPU while it may need that very CPU. The next call into
-     * this unit tears it down, long after that thread has left. */
-    record *head = atomic_load_explicit(&deferred, memory_order_relaxed);
-    do
-        r->next = head;
-    while (!atomic_compare_exchange_weak_explicit(&deferred, &head, r, memory_order_release,
-                                                  memory_order_relaxed));
+     * spinning on our CPU while it may need that very CPU. A later call into
+     * this unit tears it down, once that thread has left (run_deferred). */
+    defer_all(r);
 }
 
 /*
@@ -222,8 +322,7 @@ static void sweep(size_t most) {
     struct swept {
         record *r;
         bool finished;
-        uintptr_t *subs;
-        uint32_t nsubs;
+        taken_subs subs;
     } *e = calloc(most, sizeof *e);
     if (!e)
         return;
@@ -252,7 +351,7 @@ static void sweep(size_t most) {
         record **at = find(r->event);
         bool mine = last;
         if (e[i].finished && *at == r)
-            mine = unlink_record(at, &e[i].subs, &e[i].nsubs);
+            mine = unlink_record(at, &e[i].subs);
         if (mine) {
             r->next = owned;
             owned = r;
@@ -261,8 +360,7 @@ static void sweep(size_t most) {
     sweep_at = live_records * 2 > SWEEP_MIN ? live_records * 2 : SWEEP_MIN;
     cw__spinlock_unlock(&table_lock);
     for (size_t i = 0; i < k; ++i)
-        if (e[i].subs)
-            signal_all(e[i].subs, e[i].nsubs);
+        signal_all(&e[i].subs);
     tear_down_all(owned);
     free(e);
 }
@@ -287,14 +385,17 @@ static int join_existing(cl_event event, uintptr_t token, int *rc) {
 
 /* Join the event's record if it has one (a record whose callback ran
  * signals `token` at once), with *rc the outcome; NO_RECORD: the caller
- * registers, after a sweep if one is due. */
-static int join_first(cl_event event, uintptr_t token, bool may_sweep, int *rc) {
+ * registers, after a sweep if one is due, with a spare record in *fresh
+ * when one is kept and `fresh` is not NULL. */
+static int join_first(cl_event event, uintptr_t token, bool may_sweep, int *rc, record **fresh) {
     pthread_once(&fork_once, keep_table_lock);
     run_deferred();
     *rc = CW_OK;
     cw__spinlock_lock(&table_lock);
     int joined = join_existing(event, token, rc);
     size_t due = may_sweep && joined == NO_RECORD && live_records >= sweep_at ? live_records : 0;
+    if (fresh)
+        *fresh = joined == NO_RECORD ? spare_pop() : NULL;
     cw__spinlock_unlock(&table_lock);
     if (joined == ALREADY_DONE)
         cw__completion_signal_token(token, CL_COMPLETE);
@@ -306,16 +407,20 @@ static int join_first(cl_event event, uintptr_t token, bool may_sweep, int *rc) 
 /* The first subscriber registers the record's callback; later ones join. */
 static int subscribe_shared(cl_event event, uintptr_t token, bool may_sweep, cl_int *cl_error) {
     int rc;
-    int joined = join_first(event, token, may_sweep, &rc);
+    record *fresh;
+    int joined = join_first(event, token, may_sweep, &rc, &fresh);
     if (joined != NO_RECORD)
         return rc;
 
-    /* First subscriber: prepare a record outside the lock. Its reference on
-     * the event is taken before it is published, so that whoever tears it
-     * down has a reference to drop. */
-    record *fresh = calloc(1, sizeof *fresh);
-    if (!fresh)
+    /* First subscriber: prepare a record (a spare one, or new) outside the
+     * lock. Its reference on the event is taken before it is published, so
+     * that whoever tears it down has a reference to drop. */
+    if (fresh)
+        memset(fresh, 0, sizeof *fresh);
+    else if (!(fresh = calloc(1, sizeof *fresh)))
         return CW_ERR_NO_MEMORY;
+    fresh->subs = fresh->one;
+    fresh->cap = RECORD_INLINE_SUBS;
     if ((rc = cw__completion_acquire(CW__COMPLETION_YIELD, &fresh->fired)) != CW_OK) {
         free(fresh);
         return rc;
@@ -338,10 +443,9 @@ static int subscribe_shared(cl_event event, uintptr_t token, bool may_sweep, cl_
         *at = fresh;
         ++live_records;
         if ((rc = add_sub(fresh, token)) != CW_OK) {
-            uintptr_t *none;
-            uint32_t n;
-            unlink_record(at, &none, &n);
-            free(none);
+            taken_subs none;
+            unlink_record(at, &none);
+            free(none.heap);
             joined = JOINED; /* not published after all: discard it below */
         }
     }
@@ -379,7 +483,7 @@ static int subscribe_shared(cl_event event, uintptr_t token, bool may_sweep, cl_
  */
 static int subscribe_own(cl_event event, uintptr_t token, cl_int *cl_error) {
     int rc;
-    if (join_first(event, token, true, &rc) != NO_RECORD)
+    if (join_first(event, token, true, &rc, NULL) != NO_RECORD)
         return rc;
     cl_int err = clSetEventCallback(event, CL_COMPLETE, on_complete, (void *)token);
     return err == CL_SUCCESS ? CW_OK : cw__status_error(err, cl_error);
@@ -443,9 +547,14 @@ void cw__table_forget(cl_event event) {
     forget(event);
 }
 
+/* The caller's own word that cw is to hold nothing of the event: its
+ * record goes at once, and every put-off teardown with it (waiting for
+ * callbacks still returning), the event's own included. */
 void cw_event_forget(cl_event event) {
-    if (event)
-        cw__table_forget(event);
+    if (!event)
+        return;
+    forget(event);
+    run_deferred_how(true);
 }
 
 int cw__table_look(cl_event event, bool flush, cl_int *status) {
@@ -475,7 +584,7 @@ int cw__table_recheck(cl_event event, cw__completion **c, cl_int *status) {
 }
 
 size_t cw__table_records(void) {
-    run_deferred();
+    run_deferred_how(true);
     cw__spinlock_lock(&table_lock);
     size_t n = live_records;
     cw__spinlock_unlock(&table_lock);

@@ -149,7 +149,7 @@ OTHER = [
      "CW__CHECK_EXPECTED_FACTOR CW__CHECK_EXPECTED_MAX_NS"),
     ("docs/design.md", "min({n} × expected, {n}))`", "CW__CHECK_EXPECTED_FACTOR CW__CHECK_EXPECTED_MAX_NS"),
     ("docs/design.md", "a lateness of at least {n} and at least E/{n}", "CW__LATE_FLOOR_NS late_share"),
-    ("docs/design.md", "it spins up to {n} on the second marker's status", "CW__PROBE_SPIN_NS"),
+    ("docs/design.md", "it reads the second marker's status for up to {n}, yielding", "CW__PROBE_SPIN_NS"),
     ("docs/design.md", "capped here at 1/{n} of the time waited so far", "hybrid_overshoot_share"),
     ("docs/design.md", "spun when shorter than {n}, parked", "BACKOFF_FLOOR_NS"),
     ("docs/design.md", "a parked auto wait expected to last at most {n} reads the status half way",
