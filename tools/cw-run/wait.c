@@ -10,6 +10,7 @@
 #include "lastcmd.h"
 #include "preload.h"
 #include "real.h"
+#include "trace.h"
 
 /* How a wait with cw ended; the interposer turns it into its OpenCL code
  * (verdict). A type of its own, so that it cannot pass for a cw_error. */
@@ -50,6 +51,8 @@ static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uin
         return WAIT_UNJUDGED;
     cw_wait_options o = cwp_cfg.opt;
     o.check_interval_us = check_us;
+    if (cwp_cfg.trace)
+        cwp_trace_check_interval(check_us);
     /* Most of these waits are the only one on their event (a marker or a
      * transfer's event the preload made, a queue's last command), so a
      * callback of their own is cheaper than cw's shared one; the flag only
