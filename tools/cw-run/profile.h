@@ -36,7 +36,7 @@ const char *cwp_call_name(enum cwp_call k);
 
 /* One call's measurement: wall and (when sampled) thread CPU time at its
  * beginning. For clFinish the wall clock is read even without --stats: it
- * times the waits for the queue's typical wait (lastcmd.h), so that one
+ * times the waits for the time a queue's command takes (lastcmd.h), so that one
  * read serves both. */
 typedef struct cwp_span {
     uint64_t wall, cpu;
