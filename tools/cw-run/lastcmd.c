@@ -180,6 +180,11 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
 uint64_t cwp_last_expected(const cwp_last *l, uint64_t now_ns) {
     if (!l->per_cmd_ns || !l->commands)
         return 0;
+    /* Past an hour the interval is at its cap anyway; the bound keeps the
+     * product from wrapping. */
+    const uint64_t hour = 3600000000000u;
+    if (l->commands > hour / l->per_cmd_ns)
+        return hour;
     uint64_t end = l->first_ns + l->per_cmd_ns * l->commands;
     return end > now_ns + l->per_cmd_ns ? end - now_ns : l->per_cmd_ns;
 }
