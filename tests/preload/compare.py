@@ -90,6 +90,7 @@ def main():
     native_out = {}
     say(f"clpeak {' and '.join('--' + t for t in tests)} on {args.platform}, {args.rounds} rounds, "
         f"variants in rotating order: {', '.join(variants)}")
+    say("made with: tests/preload/compare.py " + " ".join(sys.argv[1:]))
     say(f"host: {os.uname().nodename}, {os.cpu_count()} CPUs, load average "
         f"{os.getloadavg()[0]:.2f} at start")
     for r in range(args.rounds):

@@ -7,7 +7,8 @@ format (a "traceEvents" list; "X" spans with numeric ts, dur, pid, tid),
 hold one wait span per interposed call (as many of each call as the
 --stats profile counts), each thread's spans in the order its calls were
 made (the sequence trace_calls prints, non-overlapping, seq increasing),
-each span's arguments (strategy, command, queue, how it ended), and, as the
+each span's arguments (strategy, command, queue, how it ended, cw's parks
+and checks during it, none under blocking, and its CPU time), and, as the
 queues have profiling enabled, device spans of the commands the waits saw
 finish (required with --device-spans: PoCL; Mesa 22.3's rusticl reports
 no real profiling times). Usage: trace.py CW_RUN TRACE_CALLS [--device-spans]
@@ -93,6 +94,20 @@ def check(cw_run, prog, strategy, work, want_device):
         if e["name"] == "clFinish" and args.get("waited_on") not in (
                 "marker", "last command", "the real clFinish"):
             fail(f"{strategy}: clFinish without waited_on: {args}")
+        # cw's parks and checks during the call (process-wide deltas), the
+        # interval passed to cw, and the thread CPU (every call is sampled
+        # here: fewer than 64 of a kind).
+        if not all(isinstance(args.get(k), int) and args[k] >= 0
+                   for k in ("cw_parks", "cw_checks", "check_interval_us")) \
+                or not isinstance(args.get("cpu_us"), (int, float)) or args["cpu_us"] < 0:
+            fail(f"{strategy}: span without cw_parks, cw_checks, check_interval_us, cpu_us: {args}")
+        if args["cw_parks"] > profile["cw"]["parks"] or \
+                args["cw_checks"] > profile["cw_auto"]["checks"]:
+            fail(f"{strategy}: span counts more than the profile: {args}")
+        if strategy == "blocking" and (args["cw_parks"] or args["cw_checks"]):
+            fail(f"{strategy}: cw parked or checked under the native calls: {args}")
+    if strategy == "blocking" and (profile["cw"]["waits"] or profile["cw_auto"]["platforms_probed"]):
+        fail(f"{strategy}: cw waited or probed under the native calls: {profile}")
 
     # Device spans, on tracks of their own named after their queue.
     if want_device and strategy != "blocking" and not device:

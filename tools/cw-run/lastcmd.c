@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "profile.h"
+
 /*
  * A small array, searched linearly under one mutex: programs use a handful
  * of queues, and a search of 64 pointers costs less than the retain it
@@ -21,7 +23,9 @@ typedef struct slot {
     bool in_order;
     bool idle;
     uint64_t seq;        /* enqueues recorded */
-    uint64_t typical_ns; /* of clFinish's waits (cwp_last_waited) */
+    uint64_t taken_seq;  /* seq at the last take */
+    uint64_t first_ns;   /* when the first enqueue after it was recorded; 0: none */
+    uint64_t per_cmd_ns; /* the time a command takes (cwp_last_waited); 0: unknown */
 } slot;
 
 static slot table[SLOTS];
@@ -85,10 +89,19 @@ static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
 
 /* Under the lock: record `event` in `s`; returns the reference to drop.
  * Any enqueue ends the queue's idleness, on out-of-order queues too. */
+/* Under the lock: one more enqueue recorded. The first after a take marks
+ * when the queue's work for the next clFinish began (a vDSO clock read,
+ * once per clFinish). */
+static void count_enqueue(slot *s) {
+    if (s->seq == s->taken_seq)
+        s->first_ns = cwp_wall_ns();
+    ++s->seq;
+}
+
 static cl_event swap_in(slot *s, cl_event event) {
     if (!s)
         return event; /* not tracked: the caller's reference goes */
-    ++s->seq;
+    count_enqueue(s);
     s->idle = false;
     if (!s->in_order)
         return event;
@@ -122,7 +135,9 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
             s->in_order = in_order;
             s->idle = false;
             s->seq = 0;
-            s->typical_ns = 0;
+            s->taken_seq = 0;
+            s->first_ns = 0;
+            s->per_cmd_ns = 0;
         }
         in_order = s && s->in_order;
         if (in_order) {
@@ -144,7 +159,7 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
         old = s->event;
         s->event = NULL;
         s->idle = true;
-        ++s->seq;
+        count_enqueue(s);
         drop = event;
     } else {
         drop = swap_in(s, event);
@@ -162,15 +177,31 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
 
 /* Take the queue's recorded command out of its slot, and the slot itself
  * when `forget`. */
+uint64_t cwp_last_expected(const cwp_last *l, uint64_t now_ns) {
+    if (!l->per_cmd_ns || !l->commands)
+        return 0;
+    /* Past an hour the interval is at its cap anyway; the bound keeps the
+     * product from wrapping. */
+    const uint64_t hour = 3600000000000u;
+    if (l->commands > hour / l->per_cmd_ns)
+        return hour;
+    uint64_t end = l->first_ns + l->per_cmd_ns * l->commands;
+    return end > now_ns + l->per_cmd_ns ? end - now_ns : l->per_cmd_ns;
+}
+
 static cwp_last take(cl_command_queue queue, bool forget) {
-    cwp_last l = {NULL, false, 0, 0};
+    cwp_last l = {NULL, false, 0, 0, 0, 0};
     pthread_mutex_lock(&lock);
     slot *s = queue ? find(queue) : NULL;
     if (s) {
         l.event = s->event;
         l.idle = s->idle && !s->event;
-        l.typical_ns = s->typical_ns;
         l.seq = s->seq;
+        l.commands = s->seq - s->taken_seq;
+        l.first_ns = s->first_ns;
+        l.per_cmd_ns = s->per_cmd_ns;
+        s->taken_seq = s->seq;
+        s->first_ns = 0;
         s->event = NULL;
         if (forget)
             s->queue = NULL;
@@ -183,12 +214,18 @@ cwp_last cwp_last_take(cl_command_queue queue) {
     return take(queue, false);
 }
 
-void cwp_last_waited(cl_command_queue queue, uint64_t ns, uint64_t seq, bool finished) {
+void cwp_last_waited(cl_command_queue queue, const cwp_last *l, uint64_t begin_ns, uint64_t end_ns,
+                     bool finished) {
     pthread_mutex_lock(&lock);
     slot *s = queue ? find(queue) : NULL;
     if (s) {
-        s->typical_ns = ns > s->typical_ns / 2 ? ns : s->typical_ns / 2;
-        if (finished && s->seq == seq && !s->event)
+        if (l->commands && end_ns > l->first_ns && end_ns > begin_ns) {
+            uint64_t per = (end_ns - l->first_ns) / l->commands;
+            if (per > end_ns - begin_ns)
+                per = end_ns - begin_ns;
+            s->per_cmd_ns = per > s->per_cmd_ns / 2 ? per : s->per_cmd_ns / 2;
+        }
+        if (finished && s->seq == l->seq && !s->event)
             s->idle = true;
     }
     pthread_mutex_unlock(&lock);

@@ -150,7 +150,7 @@ cwp_span cwp_span_begin(enum cwp_call k) {
         s.sampled = n < CPU_SAMPLE_ALL || n % CPU_SAMPLE_EVERY == 0;
     }
     if (cwp_cfg.trace)
-        s.seq = cwp_trace_seq();
+        cwp_trace_begin(&s);
     if (cwp_cfg.stats || cwp_cfg.trace || k == CWP_FINISH)
         s.wall = clock_ns(CLOCK_MONOTONIC);
     if (s.sampled)
@@ -164,14 +164,17 @@ void cwp_span_subject(cwp_span *s, cl_command_queue queue, const cl_event *evs, 
 }
 
 void cwp_span_end_at(enum cwp_call k, cwp_span s, cl_int result, uint64_t wall_end) {
+    uint64_t cpu = CWP_NO_CPU;
+    if (s.sampled) {
+        cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - s.cpu;
+        cpu = cpu > cpu_clock_cost_ns ? cpu - cpu_clock_cost_ns : 0;
+    }
     if (cwp_cfg.trace)
-        cwp_trace_span(k, &s, result, wall_end);
+        cwp_trace_span(k, &s, result, wall_end, cpu);
     if (!cwp_cfg.stats)
         return;
     call_stats *c = &stats[k];
     if (s.sampled) {
-        uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - s.cpu;
-        cpu = cpu > cpu_clock_cost_ns ? cpu - cpu_clock_cost_ns : 0;
         atomic_fetch_add_explicit(&c->cpu_samples, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&c->cpu_ns, cpu, memory_order_relaxed);
     }
@@ -232,7 +235,23 @@ static void latency_label(unsigned k, char *buf, size_t len) {
         snprintf(buf, len, "%u-%u", 1u << (k - 1), 1u << k);
 }
 
-static void print_table(FILE *f, const cw_stats *cs) {
+/*
+ * What cw decided and learned (cw_stats_auto): the failed-command status
+ * checks that woke the waits, and the probe of the platform, which the
+ * first callback wait makes on its own thread. Both cost the waiting
+ * thread CPU that the wait counters alone do not explain.
+ */
+static void print_table_auto(FILE *f, const cw_stats_auto *a) {
+    fprintf(f,
+            "cw checks %" PRIu64 ", deferred %" PRIu64 ", unchecked %" PRIu64
+            "; hybrid waits %" PRIu64 ", late callbacks %" PRIu64 "; platforms probed %" PRIu64
+            " (failed commands fire %" PRIu64 ", silent %" PRIu64 "; callbacks late %" PRIu64 ")\n",
+            a->checks, a->deferred_checks, a->unchecked_waits, a->hybrid_waits, a->late_callbacks,
+            a->platforms_probed, a->platforms_failed_fire, a->platforms_failed_silent,
+            a->platforms_late);
+}
+
+static void print_table(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
     const char *strategy = cw_strategy_name(cwp_cfg.opt.strategy);
     fprintf(f, "cw-run: wait profile of pid %ld, strategy %s%s, through the %s\n", (long)getpid(),
             strategy, cwp_cfg.native ? " (native calls)" : "", cwp_mechanism());
@@ -273,6 +292,7 @@ static void print_table(FILE *f, const cw_stats *cs) {
         fprintf(f, " %s:%" PRIu64, label, cs->latency_us[k]);
     }
     fputc('\n', f);
+    print_table_auto(f, a);
 }
 
 /* Every interposed call, and their estimated CPU time (cwp_wall_cpu). */
@@ -291,7 +311,7 @@ static double total_cpu_us(void) {
     return us;
 }
 
-static void print_json(FILE *f, const cw_stats *cs) {
+static void print_json(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
     fprintf(f,
             "{\n  \"pid\": %ld,\n  \"strategy\": \"%s\",\n  \"native\": %s,\n"
             "  \"mechanism\": \"%s\",\n"
@@ -332,7 +352,17 @@ static void print_json(FILE *f, const cw_stats *cs) {
             cs->latency_count);
     for (unsigned k = 0; k < CW_STATS_LATENCY_BUCKETS; ++k)
         fprintf(f, "%s%" PRIu64, k ? ", " : "", cs->latency_us[k]);
-    fprintf(f, "]}\n}\n");
+    fprintf(f,
+            "]},\n  \"cw_auto\": {\"checks\": %" PRIu64 ", \"deferred_checks\": %" PRIu64
+            ", \"unchecked_waits\": %" PRIu64 ", \"hybrid_waits\": %" PRIu64
+            ", \"hybrid_callback_first\": %" PRIu64 ", \"late_callbacks\": %" PRIu64
+            ", \"platforms_probed\": %" PRIu64 ", \"platforms_failed_fire\": %" PRIu64
+            ", \"platforms_failed_silent\": %" PRIu64 ", \"platforms_late\": %" PRIu64
+            ", \"lateness_ns\": %" PRIu64 ", \"lateness_samples\": %" PRIu64 "}\n}\n",
+            a->checks, a->deferred_checks, a->unchecked_waits, a->hybrid_waits,
+            a->hybrid_callback_first, a->late_callbacks, a->platforms_probed,
+            a->platforms_failed_fire, a->platforms_failed_silent, a->platforms_late, a->lateness_ns,
+            a->lateness_samples);
 }
 
 /* "cw-run: WHAT PATH: reason" on stderr. */
@@ -387,6 +417,8 @@ void cwp_profile_report(void) {
         return;
     cw_stats cs;
     cw_stats_get(&cs);
+    cw_stats_auto as = {0};
+    cw_stats_auto_get(&as, sizeof as);
     char path[PATH_MAX];
     FILE *f = NULL;
     if (cwp_cfg.stats_file) {
@@ -395,7 +427,7 @@ void cwp_profile_report(void) {
         else if (!(f = fopen(path, "w")))
             warn_errno("cannot write the profile to", path);
         if (f) {
-            print_json(f, &cs);
+            print_json(f, &cs, &as);
             if (fclose(f) != 0)
                 warn_errno("cannot write the profile to", path);
             return;
@@ -409,6 +441,6 @@ void cwp_profile_report(void) {
             close(fd);
         return;
     }
-    print_table(t, &cs);
+    print_table(t, &cs, &as);
     fclose(t);
 }

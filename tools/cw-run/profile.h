@@ -36,7 +36,7 @@ const char *cwp_call_name(enum cwp_call k);
 
 /* One call's measurement: wall and (when sampled) thread CPU time at its
  * beginning. For clFinish the wall clock is read even without --stats: it
- * times the waits for the queue's typical wait (lastcmd.h), so that one
+ * times the waits for the time a queue's command takes (lastcmd.h), so that one
  * read serves both. */
 typedef struct cwp_span {
     uint64_t wall, cpu;
@@ -48,7 +48,13 @@ typedef struct cwp_span {
     const cl_event *evs;
     cl_uint n;
     cl_command_type command;
+    /* cw's process-wide parks and failed-command checks at the beginning,
+     * so that the span can say how many happened during the call. */
+    uint64_t parks, checks;
 } cwp_span;
+
+/* A span's thread CPU time when the call was not sampled. */
+#define CWP_NO_CPU UINT64_MAX
 
 cwp_span cwp_span_begin(enum cwp_call k);
 /* What the call waits on, for --trace: its queue (NULL: the first event's),

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "cw.h"
 #include "hang.h"
 #include "preload.h"
 
@@ -33,7 +34,10 @@ typedef struct rec {
     cl_int result;
     cl_command_type command;
     cl_uint events;
-    uint16_t call; /* enum cwp_call, or DEVICE_SPAN */
+    uint64_t cpu_ns;        /* CWP_NO_CPU: not sampled */
+    uint32_t parks, checks; /* cw's, process-wide, during the call */
+    uint32_t check_us;      /* the interval passed to cw, 0: its default */
+    uint16_t call;          /* enum cwp_call, or DEVICE_SPAN */
     uint8_t hang, on_marker;
 } rec;
 
@@ -61,9 +65,29 @@ static __thread chunk *mine;
 static __thread uint32_t my_tid;
 /* Set during the thread's current call, cleared when its span is written. */
 static __thread bool hang_seen, on_marker;
+static __thread uint32_t check_us;
 
 uint64_t cwp_trace_seq(void) {
     return atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed);
+}
+
+/* cw's counters are process-wide: with one waiting thread (most programs)
+ * their deltas are the call's own; with several, those of every wait that
+ * overlapped it. Two snapshots a call, only under --trace. */
+static void counters(uint64_t *parks, uint64_t *checks) {
+    cw_stats cs;
+    cw_stats_auto a;
+    *parks = cw_stats_get(&cs) == CW_OK ? cs.parks : 0;
+    *checks = cw_stats_auto_get(&a, sizeof a) == CW_OK ? a.checks : 0;
+}
+
+void cwp_trace_begin(cwp_span *s) {
+    s->seq = cwp_trace_seq();
+    counters(&s->parks, &s->checks);
+}
+
+void cwp_trace_check_interval(uint32_t us) {
+    check_us = us;
 }
 
 void cwp_trace_finish_path(bool on_last) {
@@ -130,7 +154,10 @@ static void publish(chunk *c) {
     atomic_fetch_add_explicit(&c->used, 1, memory_order_release);
 }
 
-void cwp_trace_span(enum cwp_call k, const cwp_span *s, cl_int result, uint64_t wall_end) {
+void cwp_trace_span(enum cwp_call k, const cwp_span *s, cl_int result, uint64_t wall_end,
+                    uint64_t cpu_ns) {
+    uint64_t parks, checks;
+    counters(&parks, &checks);
     chunk *c;
     rec *r = slot(&c);
     if (r) {
@@ -144,12 +171,17 @@ void cwp_trace_span(enum cwp_call k, const cwp_span *s, cl_int result, uint64_t 
                               : on_marker ? CL_COMMAND_MARKER
                                           : call_command(k),
                    .events = s->n,
+                   .cpu_ns = cpu_ns,
+                   .parks = (uint32_t)(parks - s->parks),
+                   .checks = (uint32_t)(checks - s->checks),
+                   .check_us = check_us,
                    .call = (uint16_t)k,
                    .hang = hang_seen,
                    .on_marker = on_marker};
         publish(c);
     }
     hang_seen = on_marker = false;
+    check_us = 0;
     /* The commands waited on, now finished; the events are the caller's
      * and still valid. The blocking calls pass theirs to cwp_trace_device
      * themselves, before they release them. */
@@ -283,16 +315,21 @@ static void write_events(FILE *f, rec *all, size_t n) {
                 waited_on = r->on_marker ? ", \"waited_on\": \"marker\""
                             : r->events  ? ", \"waited_on\": \"last command\""
                                          : ", \"waited_on\": \"the real clFinish\"";
+            char cpu[48] = "";
+            if (r->cpu_ns != CWP_NO_CPU)
+                snprintf(cpu, sizeof cpu, ", \"cpu_us\": %.3f", (double)r->cpu_ns / 1e3);
             fprintf(f,
                     "%s{\"name\": \"%s\", \"cat\": \"wait\", \"ph\": \"X\", \"ts\": %.3f, "
                     "\"dur\": %.3f, \"pid\": %ld, \"tid\": %" PRIu32
                     ", \"args\": {\"seq\": %" PRIu64 ", \"queue\": \"%p\", \"command\": \"%s\", "
                     "\"events\": %u, \"strategy\": \"%s\", \"native_calls\": %s, \"ended\": "
-                    "\"%s\", \"result\": %d, \"hang_reported\": %s%s}}",
+                    "\"%s\", \"result\": %d, \"hang_reported\": %s%s, \"cw_parks\": %" PRIu32
+                    ", \"cw_checks\": %" PRIu32 ", \"check_interval_us\": %" PRIu32 "%s}}",
                     sep, cwp_call_name((enum cwp_call)r->call), ts, dur, pid, r->tid, r->seq,
                     (void *)r->queue, r->command ? cwp_command_type_name(r->command) : "none",
                     (unsigned)r->events, strategy, cwp_native_blocking() ? "true" : "false",
-                    ended(r), (int)r->result, r->hang ? "true" : "false", waited_on);
+                    ended(r), (int)r->result, r->hang ? "true" : "false", waited_on, r->parks,
+                    r->checks, r->check_us, cpu);
         }
         sep = ",\n";
     }

@@ -19,10 +19,17 @@
 
 /* The next call's place among all calls (cwp_span.seq). */
 uint64_t cwp_trace_seq(void);
+/* At a span's beginning: its seq, and cw's counters it reports deltas of. */
+void cwp_trace_begin(cwp_span *s);
+/* The check interval (check_interval_us) the calling thread's current call
+ * passed to cw, 0 for cw's default. */
+void cwp_trace_check_interval(uint32_t us);
 /* cwp_span_subject under --trace. */
 void cwp_trace_subject(cwp_span *s, cl_command_queue queue, const cl_event *evs, cl_uint n);
-/* Record the span of call k, which returned `result` at `wall_end`. */
-void cwp_trace_span(enum cwp_call k, const cwp_span *s, cl_int result, uint64_t wall_end);
+/* Record the span of call k, which returned `result` at `wall_end`, with
+ * the thread CPU time it took (CWP_NO_CPU: not sampled). */
+void cwp_trace_span(enum cwp_call k, const cwp_span *s, cl_int result, uint64_t wall_end,
+                    uint64_t cpu_ns);
 /* The calling thread's current clFinish waited on a marker (false: on the
  * last command), and its current call was reported as a hang. */
 void cwp_trace_finish_path(bool on_last);

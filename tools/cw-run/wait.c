@@ -10,6 +10,7 @@
 #include "lastcmd.h"
 #include "preload.h"
 #include "real.h"
+#include "trace.h"
 
 /* How a wait with cw ended; the interposer turns it into its OpenCL code
  * (verdict). A type of its own, so that it cannot pass for a cw_error. */
@@ -50,6 +51,8 @@ static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uin
         return WAIT_UNJUDGED;
     cw_wait_options o = cwp_cfg.opt;
     o.check_interval_us = check_us;
+    if (cwp_cfg.trace)
+        cwp_trace_check_interval(check_us);
     /* Most of these waits are the only one on their event (a marker or a
      * transfer's event the preload made, a queue's last command), so a
      * callback of their own is cheaper than cw's shared one; the flag only
@@ -208,15 +211,20 @@ CWP_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status) 
  * platforms cw supports (docs/design.md), so cw's wait reads the status
  * after its check interval and then every twice that. Each such wake-up
  * costs the waiting thread far more CPU on a loaded machine than the status
- * read itself, and a long clFinish woken at cw's default interval cost many
- * times the native call's CPU (docs/cw-run.md, "Status checks"). So
- * clFinish checks after twice the queue's typical wait (its recent clFinish
- * durations, lastcmd.h), between cw's default and CW_CHECK_INTERVAL_US_MAX:
- * a wait as long as the usual ones is not woken at all, and a failed command
- * is still seen within four times the usual wait.
+ * read itself (docs/cw-run.md, "Status checks"). So clFinish checks after
+ * twice the rest of the queue's work it expects (lastcmd.h: the commands
+ * enqueued since the queue's last clFinish, at the time a command has
+ * recently taken), between cw's default and CW_CHECK_INTERVAL_US_MAX: a
+ * wait that lasts as expected is not woken at all, and a failed command is
+ * still seen within twice the expected wait plus twice the interval. The
+ * command count is what a queue's clFinish durations alone miss: a program
+ * that finishes after 2 warm-up launches, then after 20 timed ones (clpeak)
+ * alternates waits 10 times apart on one queue. Without an expectation
+ * (the queue's first clFinish) it is cw's default, which plans with cw's
+ * own estimate of the queue's waits.
  */
-static uint32_t finish_check_us(uint64_t typical_ns) {
-    uint64_t us = typical_ns / 1000u * 2u;
+static uint32_t finish_check_us(uint64_t expected_ns) {
+    uint64_t us = expected_ns / 1000u * 2u;
     if (us <= CW_CHECK_INTERVAL_US_DEFAULT)
         return 0; /* cw's default */
     return us > CW_CHECK_INTERVAL_US_MAX ? CW_CHECK_INTERVAL_US_MAX : (uint32_t)us;
@@ -226,7 +234,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (cwp_passthrough())
         return cwp_real.finish(queue);
     bool native = cwp_native_blocking();
-    cwp_last last = {NULL, false, 0, 0};
+    cwp_last last = {NULL, false, 0, 0, 0, 0};
     if (!native)
         last = cwp_last_take(queue);
     if (last.idle) {
@@ -236,7 +244,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * and finishes natively what the preload did not see (another
          * thread's enqueue whose recording raced this take, a command
          * through an entry point it does not interpose). Not a wait:
-         * the queue's typical wait stays as it was, and without --stats
+         * the time a command takes stays as it was, and without --stats
          * or --trace no clock is read.
          */
         if (!cwp_cfg.stats && !cwp_cfg.trace)
@@ -247,7 +255,6 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cwp_span_end(CWP_FINISH, s, r);
         return r;
     }
-    uint32_t check_us = finish_check_us(last.typical_ns);
     cl_int last_status = CL_QUEUED;
     cl_event queued_last = NULL; /* kept for a hang report on the marker */
     if (last.event && (clGetEventInfo(last.event, CL_EVENT_COMMAND_EXECUTION_STATUS,
@@ -267,10 +274,10 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (last.event) {
         cwp_span s = cwp_span_begin(CWP_FINISH);
         cwp_span_subject(&s, queue, &last.event, 1);
-        wait_events(CWP_FINISH, &last.event, 1, check_us);
+        wait_events(CWP_FINISH, &last.event, 1, finish_check_us(cwp_last_expected(&last, s.wall)));
         cl_int r = cwp_real.finish(queue);
         uint64_t end = cwp_wall_ns();
-        cwp_last_waited(queue, end - s.wall, last.seq, r == CL_SUCCESS);
+        cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS);
         cwp_span_end_at(CWP_FINISH, s, r, end);
         clReleaseEvent(last.event);
         cwp_count_finish_path(true);
@@ -303,7 +310,8 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * (a failed command before it) is the real call's to report; it
          * returns at once, since everything finished. */
         cwp_hang_finish_marker(marker, queued_last);
-        wait_end waited = wait_events(CWP_FINISH, &marker, 1, check_us);
+        wait_end waited =
+            wait_events(CWP_FINISH, &marker, 1, finish_check_us(cwp_last_expected(&last, s.wall)));
         cwp_hang_finish_marker(NULL, NULL);
         r = waited == WAIT_COMPLETE ? CL_SUCCESS : cwp_real.finish(queue);
         clReleaseEvent(marker);
@@ -311,7 +319,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     }
     uint64_t end = cwp_wall_ns();
     if (!native)
-        cwp_last_waited(queue, end - s.wall, last.seq, r == CL_SUCCESS);
+        cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS);
     cwp_span_end_at(CWP_FINISH, s, r, end);
     if (queued_last)
         clReleaseEvent(queued_last);

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# clFinish's failed-command checks under clpeak --global-bandwidth on PoCL,
+# two builds of cw-run interleaved: `blocking` (the program's own calls,
+# the native figure) and `cooperative` with each build, ROUNDS rounds in
+# rotating order. Per run it prints clFinish's waiting-thread CPU per wait
+# (--stats), its ratio to the same round's blocking run, and from --trace
+# the parks and checks in the clFinish waits, how many waits lasted over
+# 1 s, and the checks in the others. Not a test: a measurement (see
+# docs/cw-run.md, "Performance").
+# Usage: checks-ab.sh BEFORE_CW_RUN AFTER_CW_RUN [ROUNDS] [LABEL_BEFORE LABEL_AFTER]
+set -eu
+[ $# -ge 2 ] || { sed -n 's/^# Usage: //p' "$0"; exit 2; }
+before=$1 after=$2 rounds=${3:-3} lb=${4:-before} la=${5:-after}
+export OCL_ICD_VENDORS=pocl.icd
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+ways=(blocking before after)
+for ((r = 0; r < rounds; ++r)); do
+    for k in 0 1 2; do
+        w=${ways[$(((r + k) % 3))]}
+        case $w in
+        blocking) c=$after s=blocking ;;
+        before) c=$before s=cooperative ;;
+        after) c=$after s=cooperative ;;
+        esac
+        "$c" --strategy $s --stats="$work/$r-$w.json" --trace="$work/$r-$w-trace.json" \
+            -- clpeak -p 0 -d 0 --global-bandwidth >/dev/null
+        echo "checks-ab: round $((r + 1)) of $rounds: $w done" >&2
+    done
+done
+/usr/bin/python3 - "$work" "$rounds" "$lb" "$la" <<'PY'
+import json, os, statistics, sys
+work, rounds, lb, la = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+ways = {"blocking": "blocking", "before": lb, "after": la}
+ratios = {w: [] for w in ways}
+print(f"clpeak -p 0 -d 0 --global-bandwidth on PoCL, {rounds} rounds, in rotating order: "
+      f"blocking (the program's own calls), cooperative with {lb}, cooperative with {la}")
+print(f"host: {os.uname().nodename}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end")
+print("per run: clFinish's waiting-thread CPU per wait (--stats) and its ratio to the same round's "
+      "blocking run; from --trace, in the clFinish waits: cw parks, checks, waits over 1 s, "
+      "checks in the waits of at most 1 s")
+for r in range(rounds):
+    base = json.load(open(f"{work}/{r}-blocking.json"))["calls"]["clFinish"]["cpu_per_wait_us"]
+    for w, name in ways.items():
+        p = json.load(open(f"{work}/{r}-{w}.json"))
+        t = json.load(open(f"{work}/{r}-{w}-trace.json"))
+        sp = [e for e in t["traceEvents"]
+              if e.get("ph") == "X" and e.get("cat") == "wait" and e["name"] == "clFinish"]
+        cpu = p["calls"]["clFinish"]["cpu_per_wait_us"]
+        ratios[w].append(cpu / base)
+        print(f"  round {r + 1} {name:10s} CPU/wait {cpu:8.2f} us  x blocking {cpu / base:6.3f}"
+              f"  parks {sum(e['args']['cw_parks'] for e in sp):3d}"
+              f"  checks {sum(e['args']['cw_checks'] for e in sp):3d}"
+              f"  waits > 1 s {sum(1 for e in sp if e['dur'] > 1e6):2d}"
+              f"  checks in waits <= 1 s {sum(e['args']['cw_checks'] for e in sp if e['dur'] <= 1e6):2d}")
+print("per-round ratio to blocking, median: "
+      + ", ".join(f"{name} {statistics.median(ratios[w]):.3f}" for w, name in ways.items()))
+PY
