@@ -157,16 +157,19 @@ plan)
     echo "driver models: each one runs every config; parameters stay with their model"
 
     # Long kernels: about --long-time of run time per strategy, at least 2,
-    # one warm-up launch where all strategies' take at most 1 s.
+    # one warm-up launch where all strategies' take at most 10 s.
     long=(--kernels busy --configs 1 --strategies blocking,auto --driver-model pocl3 --warmup 10)
     plan_for 13 "${long[@]}" --busy-us 20000 --long-time 0.1
     grep -q '^\[plan\] long kernels, launches per strategy: busy-20ms 5 (+1 warm-up)' <<<"$err" ||
         fail "busy-20ms: not 5 launches and 1 warm-up: $err"
-    plan_for 5 "${long[@]}" --busy-us 1000000
-    grep -q 'busy-1s 2;' <<<"$err" || fail "busy-1s: not 2 launches: $err"
-    plan_for 5 "${long[@]}" --busy-us 1000000 --long-time 0
-    plan_for 3 "${long[@]}" --busy-us 1000000 --launches 1
-    grep -q 'busy-1s 1;' <<<"$err" || fail "busy-1s: --launches 1 does not cap it: $err"
+    plan_for 7 "${long[@]}" --busy-us 1000000
+    grep -q 'busy-1s 2 (+1 warm-up);' <<<"$err" || fail "busy-1s: not 2 launches and 1 warm-up: $err"
+    plan_for 7 "${long[@]}" --busy-us 1000000 --long-time 0
+    plan_for 5 "${long[@]}" --busy-us 1000000 --launches 1
+    grep -q 'busy-1s 1 (+1 warm-up);' <<<"$err" || fail "busy-1s: --launches 1 does not cap it: $err"
+    # Two strategies' 6 s warm-ups would take 12 s: none.
+    plan_for 5 "${long[@]}" --busy-us 6000000
+    grep -q 'busy-6s 2;' <<<"$err" || fail "busy-6s: a warm-up past 10 s: $err"
     echo "long kernels: their own launch counts, at least 2, at most --launches"
     ;;
 models)
