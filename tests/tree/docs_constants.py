@@ -107,7 +107,7 @@ MAN = [
     ("docs/man/cw_stats_get.3", "the last bucket, {n}, counts everything from {n} ({n}) on.",
      "stats_last_bucket stats_last_bucket_from_us stats_last_bucket_from_us"),
     ("docs/man/cw-run.1", "The default is .BR default , i.e.\\& .BR {w} .", "default_strategy"),
-    ("docs/man/cw-run.1", ".BR clFinish () wait, between {n} and {n}.",
+    ("docs/man/cw-run.1", "each at the time a command has recently taken there), between {n} and {n}.",
      "CW_CHECK_INTERVAL_US_DEFAULT CW_CHECK_INTERVAL_US_MAX"),
     ("docs/man/cw-run.1", "spins for, 1 to {n}.", "CW_SPIN_US_MAX"),
     ("docs/man/cw-bench.1", "spin-park's spin budget and auto's cap, 1 to {n} (default: cw's own).",
