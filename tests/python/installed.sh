@@ -13,7 +13,7 @@
 #           where the library and headers come from (test_api.py: found
 #           through pkg-config, PKG_CONFIG_PATH to its cw-opencl.pc, and
 #           waits with it; test_drift.py: the installed headers); the rest
-#           of the suite tests the binding over the same library in build
+#           of the suite tests the binding over the same library (build).
 # Usage: tests/python/installed.sh build|prefix SOURCE_DIR BUILD_DIR WORK_DIR PYTHON LIBRARY
 set -euo pipefail
 mode=$1
