@@ -17,9 +17,21 @@ fail() {
     exit 1
 }
 
+as_user=()
+if [ "$(id -u)" -eq 0 ]; then
+    command -v setpriv >/dev/null || fail "setpriv (util-linux) is needed to drop root"
+    as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+fi
 # A previous run left a tree without write bits: give them back to remove it.
 [ ! -e "$work" ] || chmod -R u+w "$work"
 rm -rf "$work"
+mkdir -p "$work"
+# Run as root from a checkout that nobody cannot reach (under /root, say),
+# the copy and the build go to a scratch folder that nobody can.
+if [ ${#as_user[@]} -gt 0 ] && ! "${as_user[@]}" test -x "$work"; then
+    work=$(mktemp -d "${TMPDIR:-/tmp}/cw-readonly.XXXXXX")
+    trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
+fi
 mkdir -p "$work/src" "$work/out"
 # The tracked files only (what a release tarball holds), or the whole tree
 # outside a git checkout, without any build folder.
@@ -31,12 +43,9 @@ fi
 before=$(cd "$work/src" && find . | LC_ALL=C sort | sha256sum)
 chmod -R a-w "$work/src"
 
-as_user=()
-if [ "$(id -u)" -eq 0 ]; then
-    command -v setpriv >/dev/null || fail "setpriv (util-linux) is needed to drop root"
+if [ ${#as_user[@]} -gt 0 ]; then
     chown -R nobody "$work/out"
     chmod a+rx "$work"
-    as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
     # The copy is unwritable to nobody, whatever its bits say to root.
     if "${as_user[@]}" sh -c "touch '$work/src/x'" 2>/dev/null; then
         fail "the unprivileged user can write into the read-only copy"
