@@ -141,6 +141,21 @@ void cw__driver_lateness_sample(cw__driver *d, uint64_t ns) {
     atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
 }
 
+void cw__driver_lateness_seen(cw__driver *d, uint64_t at_least_ns, uint64_t uncertain_ns) {
+    if (!d)
+        return;
+    if (uncertain_ns <= at_least_ns / 4u ||
+        !atomic_load_explicit(&d->samples, memory_order_relaxed)) {
+        cw__driver_lateness_sample(d, at_least_ns + uncertain_ns / 2u);
+        return;
+    }
+    cw__stat_add(CW__STAT_LATENESS_SAMPLES, 1);
+    atomic_fetch_add_explicit(&d->samples, 1, memory_order_relaxed);
+    if (at_least_ns > atomic_load_explicit(&d->lateness_ns, memory_order_relaxed))
+        atomic_store_explicit(&d->lateness_ns, at_least_ns, memory_order_relaxed);
+    atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
+}
+
 bool cw__driver_measure_claim(cw__driver *d, uint64_t now_ns) {
     if (!d)
         return false;

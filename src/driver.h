@@ -64,6 +64,15 @@ bool cw__driver_lateness_known(const cw__driver *d);
 /* One measured lateness: a callback landed `ns` after its command was seen
  * finished (0: before, or with, the status read that saw it). */
 void cw__driver_lateness_sample(cw__driver *d, uint64_t ns);
+/*
+ * A callback that landed `at_least_ns` after a status read saw its command
+ * finished, where the read before it saw it running `uncertain_ns` earlier:
+ * the lateness is between at_least_ns and at_least_ns + uncertain_ns. Within
+ * a quarter of it, a sample (of the middle); otherwise a lower bound only
+ * (a check 16 ms into the wait on a 100 µs command sees little of a 20 ms
+ * lateness): it raises the estimate to at_least_ns and never lowers it.
+ */
+void cw__driver_lateness_seen(cw__driver *d, uint64_t at_least_ns, uint64_t uncertain_ns);
 
 /* Whether a lateness measurement may start now (one at a time per
  * platform, so at most one record lingers for it); claims it when true. A

@@ -67,7 +67,7 @@ typedef struct record {
     cw__pins pins;       /* sweeps reading the event's status outside the lock */
     bool done;           /* the callback ran: later subscribers are signalled at once */
     cw__driver *measure; /* seen finished at seen_ns before the callback: give it the lateness */
-    uint64_t seen_ns;
+    uint64_t seen_ns, running_ns;
     struct record *next; /* table chain, then a teardown list */
 } record;
 
@@ -241,19 +241,21 @@ static void record_wake(cw__watcher *w) {
     record *r = cw__container_of(w, record, watcher);
     taken_subs t = {NULL, {0}, 0};
     cw__driver *measure = NULL;
-    uint64_t seen = 0;
+    uint64_t seen = 0, running = 0;
     cw__spinlock_lock(&table_lock);
     if (*find(r->event) == r) {
         r->done = true;
         take_subs(r, &t);
         measure = r->measure;
         seen = r->seen_ns;
+        running = r->running_ns;
         r->measure = NULL;
     }
     cw__spinlock_unlock(&table_lock);
     if (measure) {
         uint64_t landed = cw__completion_landed_ns(r->fired);
-        cw__driver_lateness_sample(measure, landed > seen ? landed - seen : 0);
+        cw__driver_lateness_seen(measure, landed > seen ? landed - seen : 0,
+                                 seen > running ? seen - running : 0);
     }
     signal_all(&t);
 }
@@ -526,13 +528,15 @@ bool cw__table_leave(cl_event event, cw__completion *c, bool finished) {
     return signalled;
 }
 
-bool cw__table_leave_seen(cl_event event, cw__completion *c, uint64_t seen_ns, cw__driver *d) {
+bool cw__table_leave_seen(cl_event event, cw__completion *c, uint64_t seen_ns, uint64_t running_ns,
+                          cw__driver *d) {
     bool kept = false;
     cw__spinlock_lock(&table_lock);
     record *r = unsubscribe_locked(event, c);
     if (r && !r->done && d) {
         r->measure = d;
         r->seen_ns = seen_ns;
+        r->running_ns = running_ns;
         kept = true;
     }
     cw__spinlock_unlock(&table_lock);

@@ -59,15 +59,16 @@ bool cw__table_leave(cl_event event, cw__completion *c, bool finished);
 
 /*
  * As cw__table_leave for an event a status read found complete at `seen_ns`
- * while `c` had not been signalled (its callback is late): the record, if
- * the event has one whose callback has not run, stays in the table until
- * the callback lands, which then gives `d` the lateness sample (landing
- * minus `seen_ns`); a sweep or the next look at the event drops it as
- * usual. Returns whether a record was left to measure; otherwise the
- * event's record is forgotten as after a finished wait.
+ * while `c` had not been signalled (its callback is late), the read before
+ * it having found it running at `running_ns`: the record, if the event has
+ * one whose callback has not run, stays in the table until the callback
+ * lands, which then gives `d` the lateness seen (landing minus `seen_ns`,
+ * uncertain by `seen_ns - running_ns`: cw__driver_lateness_seen); a sweep
+ * or the next look at the event drops it as usual. Returns whether a record was left to measure;
+ * otherwise the event's record is forgotten as after a finished wait.
  */
 struct cw__driver;
-bool cw__table_leave_seen(cl_event event, cw__completion *c, uint64_t seen_ns,
+bool cw__table_leave_seen(cl_event event, cw__completion *c, uint64_t seen_ns, uint64_t running_ns,
                           struct cw__driver *d);
 
 /*

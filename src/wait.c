@@ -146,6 +146,15 @@ static void slack_restore(const slack_guard *g) {
         cw__timerslack_set(g->old, NULL);
 }
 
+/* Whether two polls, one that saw the command running and the next, which
+ * saw it done, tell when it ended: when they lie within the polls' overshoot
+ * share of the wait (>> `shift`). Further apart (a sleep through an
+ * estimate, doubling), their middle would teach the next wait to wake far
+ * too early. */
+static bool end_told(const cw__plan *p, uint64_t running, uint64_t seen, unsigned shift) {
+    return p->start_ns && seen > p->start_ns && seen - running <= (seen - p->start_ns) >> shift;
+}
+
 /* poll_until's answer when it reached `stop` with the command running. */
 #define POLL_STOPPED 1
 
@@ -171,7 +180,8 @@ static int poll_until(cl_event event, const cw__plan *p, poll_steps *s, uint64_t
             rc = cw__status_verdict(*cl_status);
             if (ended_ns && last_running) {
                 uint64_t seen = cw_now_ns();
-                *ended_ns = last_running + (seen - last_running) / 2u;
+                if (end_told(p, last_running, seen, s->overshoot_shift))
+                    *ended_ns = last_running + (seen - last_running) / 2u;
             }
             break;
         }
@@ -271,13 +281,14 @@ static int acquire_and_join(cl_event event, cw__plan *p, cw__completion **c, cl_
  * A status read found the command complete while `c` was not signalled: its
  * callback is late. Count it, and leave the event's record (if any) to
  * measure by how much when the callback lands (one measurement at a time
- * per platform), or leave as after any finished wait.
+ * per platform), or leave as after any finished wait. `running_ns`: when
+ * the read before saw the command running (the command ended since).
  */
-static void leave_seen_first(cl_event event, cw__plan *p, cw__completion *c) {
+static void leave_seen_first(cl_event event, cw__plan *p, cw__completion *c, uint64_t running_ns) {
     cw__stat_add(CW__STAT_LATE_SEEN, 1);
     uint64_t now = cw_now_ns();
     if (cw__driver_measure_claim(p->driver, now)) {
-        if (!cw__table_leave_seen(event, c, now, p->driver))
+        if (!cw__table_leave_seen(event, c, now, running_ns, p->driver))
             cw__driver_measure_cancel(p->driver);
         return;
     }
@@ -354,6 +365,10 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
      * it: a stale `now` only errs towards parking with a deadline that has
      * passed, which returns at once. */
     uint64_t now = cw_now_ns();
+    /* When a status read last saw the command running (the first look, at
+     * about the start): a late callback is measured from the read that saw
+     * the command done, uncertain by the time since this one. */
+    uint64_t running = p->start_ns ? p->start_ns : now;
     uint64_t check = after_ns(now, cw__plan_first_check_ns(&p->checks, p->expected_ns,
                                                            cw__driver_failed_fire(p->driver)));
     uint64_t spin_end = p->spin_ns ? after_ns(now, p->spin_ns) : 0;
@@ -377,7 +392,7 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
                 if (rc != CW_OK || *cl_status <= CL_COMPLETE) {
                     if (rc == CW_OK && *cl_status == CL_COMPLETE &&
                         !cw__completion_is_signalled(c)) {
-                        leave_seen_first(event, p, c);
+                        leave_seen_first(event, p, c, running);
                         return CW_OK;
                     }
                     break;
@@ -400,6 +415,7 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
                 return rc;
             if (rc != CW_OK || *cl_status <= CL_COMPLETE)
                 break;
+            running = now;
         } else if (now >= check || now >= deadline || now >= peek_at) {
             rc = cw__status_read(event, cl_status);
             if (now >= check)
@@ -407,11 +423,12 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
             peek_at = CW_DEADLINE_NONE;
             if (rc != CW_OK || *cl_status <= CL_COMPLETE) {
                 if (rc == CW_OK && *cl_status == CL_COMPLETE && !cw__completion_is_signalled(c)) {
-                    leave_seen_first(event, p, c);
+                    leave_seen_first(event, p, c, running);
                     return CW_OK;
                 }
                 break;
             }
+            running = now;
             if (now >= check) {
                 cw__plan_checks_grow(&p->checks, p->start_ns ? now - p->start_ns : 0);
                 check = after_ns(now, p->checks.interval_ns);
@@ -509,7 +526,8 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
              * wait to sleep as far. */
             if (last_running) {
                 uint64_t seen = cw_now_ns();
-                p->ended_ns = last_running + (seen - last_running) / 2u;
+                if (end_told(p, last_running, seen, s.overshoot_shift))
+                    p->ended_ns = last_running + (seen - last_running) / 2u;
             }
             break;
         }
@@ -532,7 +550,7 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     cw__stat_add(CW__STAT_POLLS, polls);
     cw__stat_add(CW__STAT_SLEEPS, sleeps);
     if (seen_first) {
-        leave_seen_first(event, p, c);
+        leave_seen_first(event, p, c, last_running ? last_running : p->start_ns);
         return CW_OK;
     }
     return leave_with(event, c, rc, cl_status);

@@ -107,6 +107,7 @@ struct later {
     cl_command_queue flush;   /* flushed after setting the status, when not NULL */
     const atomic_bool *after; /* an order the test needs, which no delay can
                                * promise on a loaded machine */
+    _Atomic uint64_t set_ns;  /* cw_now_ns() once clSetUserEventStatus returned */
 };
 
 static inline void *set_later(void *arg) {
@@ -115,6 +116,7 @@ static inline void *set_later(void *arg) {
         cw_test_sleep_us(100);
     cw_test_sleep_us(l->delay_us);
     clSetUserEventStatus(l->ev, l->status);
+    atomic_store(&l->set_ns, cw_now_ns());
     if (l->flush)
         clFlush(l->flush);
     return NULL;

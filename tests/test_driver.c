@@ -56,6 +56,26 @@ static void lateness_is_a_moving_estimate_and_late_follows_the_rule(void **state
     assert_true(cw__driver_lateness_known(d));
 }
 
+/* A callback seen late by a read long after the command ended (a check
+ * 16 ms into a 100 us command) tells only that the lateness is at least
+ * that: it raises the estimate, never lowers it; seen by a read close to
+ * the command's end, it is a sample like any other. */
+static void lateness_seen_long_after_the_end_is_a_lower_bound(void **state) {
+    (void)state;
+    cw__driver_lateness_seen(NULL, 1000, 0); /* ignored, no crash */
+    cw__driver *d = settled_driver();
+    for (int i = 0; i < 64; ++i)
+        cw__driver_lateness_sample(d, 400000);
+    uint64_t l = cw__driver_lateness_ns(d);
+    cw__driver_lateness_seen(d, 100000, 10000000);
+    assert_int_equal(cw__driver_lateness_ns(d), l);
+    cw__driver_lateness_seen(d, 1000000, 10000000);
+    assert_int_equal(cw__driver_lateness_ns(d), 1000000);
+    /* Uncertain by at most a quarter: the middle, a quarter of the way. */
+    cw__driver_lateness_seen(d, 200000, 40000);
+    assert_int_equal(cw__driver_lateness_ns(d), 1000000 - 1000000 / 4 + 220000 / 4);
+}
+
 /* The driver's own wait is judged by CW__OWN_WAIT_TRIALS timed waits of at
  * least CW__OWN_WAIT_MIN_NS: asleep when their CPU time is under
  * 1/CW__OWN_WAIT_CPU_SHARE of their wall time. */
@@ -155,6 +175,7 @@ static void the_probe_answers_what_the_driver_does(void **state) {
 
 static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(lateness_is_a_moving_estimate_and_late_follows_the_rule),
+    cmocka_unit_test(lateness_seen_long_after_the_end_is_a_lower_bound),
     cmocka_unit_test(own_wait_is_judged_after_its_trials),
     cmocka_unit_test(spinning_own_wait_is_not_taken_for_a_sleep),
     cmocka_unit_test(one_lateness_measurement_at_a_time),
