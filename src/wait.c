@@ -164,7 +164,7 @@ static bool end_told(const cw__plan *p, uint64_t running, uint64_t seen, unsigne
  * finished, the deadline passes (CW_ERR_TIMEOUT) or `stop` does
  * (POLL_STOPPED). With `ended_ns`, a finished command's end is put there:
  * the middle between the last poll that found it running and the one that
- * found it done (the end estimate of the hybrid waits).
+ * found it done, when they tell it (end_told): the end estimate.
  */
 static int poll_until(cl_event event, const cw__plan *p, poll_steps *s, uint64_t stop,
                       uint64_t *ended_ns, cl_int *cl_status) {
@@ -581,13 +581,12 @@ _Static_assert(LATE_POLL_SHIFT == BACKOFF_OVERSHOOT_SHIFT,
  * than the polls, so registering it only costs CPU (the registration, the
  * record, the callback's wake-up of a thread that is polling anyway). The
  * wait polls on backoff-poll's steps, planned with the end estimate and
- * with no callback, through the longer of
- * 8 L and twice the expected wait; a wait that lasts longer than that (the
- * first launch of a long kernel, planned with a short estimate) has
- * outgrown the lateness: it registers the callback and parks as the
- * callback waits do, the callback then ending it at most L after its
- * command, no later than a poll would. The polls read the status, so a
- * failure is seen as by backoff-poll.
+ * with no callback, through the longer of 8 L and twice the expected wait;
+ * a wait that lasts longer than that (the first launch of a long kernel,
+ * planned with a short estimate) has outgrown the lateness: it registers
+ * the callback and parks as the callback waits do, the callback then
+ * ending it at most L after its command, no later than a poll would. The
+ * polls read the status, so a failure is seen as by backoff-poll.
  */
 static int wait_late(cl_event event, cw__plan *p, cl_int *cl_status) {
     static _Thread_local unsigned waits;
