@@ -87,8 +87,6 @@ static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
         clReleaseEvent(event);
 }
 
-/* Under the lock: record `event` in `s`; returns the reference to drop.
- * Any enqueue ends the queue's idleness, on out-of-order queues too. */
 /* Under the lock: one more enqueue recorded. The first after a take marks
  * when the queue's work for the next clFinish began (a vDSO clock read,
  * once per clFinish). */
@@ -98,6 +96,8 @@ static void count_enqueue(slot *s) {
     ++s->seq;
 }
 
+/* Under the lock: record `event` in `s`; returns the reference to drop.
+ * Any enqueue ends the queue's idleness, on out-of-order queues too. */
 static cl_event swap_in(slot *s, cl_event event) {
     if (!s)
         return event; /* not tracked: the caller's reference goes */
@@ -175,8 +175,6 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
         clReleaseEvent(drop);
 }
 
-/* Take the queue's recorded command out of its slot, and the slot itself
- * when `forget`. */
 uint64_t cwp_last_expected(const cwp_last *l, uint64_t now_ns) {
     if (!l->per_cmd_ns || !l->commands)
         return 0;
@@ -189,6 +187,8 @@ uint64_t cwp_last_expected(const cwp_last *l, uint64_t now_ns) {
     return end > now_ns + l->per_cmd_ns ? end - now_ns : l->per_cmd_ns;
 }
 
+/* Take the queue's recorded command out of its slot, and the slot itself
+ * when `forget`. */
 static cwp_last take(cl_command_queue queue, bool forget) {
     cwp_last l = {NULL, false, 0, 0, 0, 0};
     pthread_mutex_lock(&lock);
