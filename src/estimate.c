@@ -33,6 +33,25 @@ static unsigned est_slot(uintptr_t key) {
     return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15u) >> 58);
 }
 
+/* The slot that holds `key` (not 0): its index, or -1 when another queue's
+ * estimate, or none, is there. */
+static int slot_of(uintptr_t key) {
+    unsigned i = est_slot(key);
+    return key && atomic_load_explicit(&estimates[i].key, memory_order_relaxed) == key ? (int)i
+                                                                                       : -1;
+}
+
+/* One step of a moving estimate from `old` with the newest wait `ns`. A
+ * wait under half the estimate means the estimate is stale (a first launch
+ * that compiled the kernel, a preempted launch): come down by up to 4x a
+ * wait, so it is within 2x of a steady wait after log4(ratio) short waits
+ * (6 after one 3000 times longer). Otherwise follow the mean, 1/4 weight to
+ * the newest wait: tracking the minimum instead would make most waits
+ * outlast the estimate and poll. */
+static uint64_t follow(uint64_t old, uint64_t ns) {
+    return ns < old / 2 ? (ns > old / 4 ? ns : old / 4) : old - old / 4 + ns / 4;
+}
+
 static uintptr_t queue_key(cl_event event) {
     cl_command_queue q = NULL;
     if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS)
@@ -41,25 +60,22 @@ static uintptr_t queue_key(cl_event event) {
 }
 
 uint64_t cw__estimate_get(uintptr_t key) {
-    if (!key)
-        return 0;
-    unsigned i = est_slot(key);
-    if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) != key)
-        return 0;
-    return atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
+    int i = slot_of(key);
+    return i < 0 ? 0 : atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
 }
 
 uint64_t cw__estimate_of(cl_event event) {
     return cw__estimate_get(queue_key(event));
 }
 
-/* Exponentially weighted, 1/4 weight to the newest wait: a few waits follow
- * a change to a longer kernel, one outlier moves it by a quarter. */
+/* A few waits follow a change to a longer kernel, one outlier moves it by
+ * a quarter (follow). */
 void cw__estimate_put(uintptr_t key, uint64_t ns) {
     if (!key)
         return;
-    unsigned i = est_slot(key);
-    if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) != key) {
+    int i = slot_of(key);
+    if (i < 0) {
+        i = (int)est_slot(key);
         atomic_store_explicit(&estimates[i].key, key, memory_order_relaxed);
         atomic_store_explicit(&estimates[i].ns, ns, memory_order_relaxed);
         atomic_store_explicit(&estimates[i].host_units, 0, memory_order_relaxed);
@@ -67,36 +83,21 @@ void cw__estimate_put(uintptr_t key, uint64_t ns) {
         return;
     }
     uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
-    /* A wait under half the estimate means the estimate is stale (a first
-     * launch that compiled the kernel, a preempted launch): come down by up
-     * to 4x a wait, so it is within 2x of a steady wait after log4(ratio)
-     * short waits (6 after one 3000 times longer). Otherwise follow the
-     * mean, 1/4 weight to the newest wait: tracking the minimum instead
-     * would make most waits outlast the estimate and poll. */
-    uint64_t next = ns < old / 2 ? (ns > old / 4 ? ns : old / 4) : old - old / 4 + ns / 4;
-    atomic_store_explicit(&estimates[i].ns, next, memory_order_relaxed);
+    atomic_store_explicit(&estimates[i].ns, follow(old, ns), memory_order_relaxed);
 }
 
 uint64_t cw__estimate_end_get(uintptr_t key) {
-    if (!key)
-        return 0;
-    unsigned i = est_slot(key);
-    if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) != key)
-        return 0;
-    return atomic_load_explicit(&estimates[i].end_ns, memory_order_relaxed);
+    int i = slot_of(key);
+    return i < 0 ? 0 : atomic_load_explicit(&estimates[i].end_ns, memory_order_relaxed);
 }
 
-/* The same moving estimate as cw__estimate_put's. */
+/* The same moving estimate as cw__estimate_put's, in the slot that put made. */
 void cw__estimate_end_put(uintptr_t key, uint64_t ns) {
-    if (!key)
-        return;
-    unsigned i = est_slot(key);
-    if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) != key)
+    int i = slot_of(key);
+    if (i < 0)
         return;
     uint64_t old = atomic_load_explicit(&estimates[i].end_ns, memory_order_relaxed);
-    uint64_t next = !old           ? ns
-                    : ns < old / 2 ? (ns > old / 4 ? ns : old / 4)
-                                   : old - old / 4 + ns / 4;
+    uint64_t next = old ? follow(old, ns) : ns;
     atomic_store_explicit(&estimates[i].end_ns, next ? next : 1, memory_order_relaxed);
 }
 
@@ -166,10 +167,9 @@ static bool spare_cpu(unsigned device_cpus) {
  * every CPU would look spare.
  */
 static unsigned host_units(uintptr_t key) {
-    unsigned i = est_slot(key);
-    bool mine = atomic_load_explicit(&estimates[i].key, memory_order_relaxed) == key;
+    int mine = slot_of(key);
     uint32_t cached =
-        mine ? atomic_load_explicit(&estimates[i].host_units, memory_order_relaxed) : 0;
+        mine >= 0 ? atomic_load_explicit(&estimates[mine].host_units, memory_order_relaxed) : 0;
     if (cached)
         return cached - 1u;
     cl_device_id dev = NULL;
@@ -184,8 +184,8 @@ static unsigned host_units(uintptr_t key) {
         return UINT_MAX;
     if (units > 1000000u)
         units = 1000000u;
-    if (mine)
-        atomic_store_explicit(&estimates[i].host_units, units + 1u, memory_order_relaxed);
+    if (mine >= 0)
+        atomic_store_explicit(&estimates[mine].host_units, units + 1u, memory_order_relaxed);
     return units;
 }
 
