@@ -42,12 +42,12 @@
 /* --stats per (kernel, config, strategy): cw_stats's counters, its latency
  * buckets, then the counts of what auto decided (cw_stats_auto: AUTO_*),
  * all as differences over the strategy's blocks. */
-#define NSTATS_AUTO 6
+#define NSTATS_AUTO 7
 #define AUTO_BASE (8 + CW_STATS_LATENCY_BUCKETS)
 #define NSTATS (AUTO_BASE + NSTATS_AUTO)
 /* What cw learned of the platform by the end of a config (cw_stats_auto's
  * platforms_* fields, lateness_ns and lateness_samples). */
-#define NLEARNED 6
+#define NLEARNED 7
 
 /* Defaults; --quick replaces the ones the user did not set. */
 #define DEF_LAUNCHES 6000u

@@ -94,7 +94,8 @@ static void stats_vector(const cw_stats *s, const cw_stats_auto *a, uint64_t v[N
     for (int b = 0; b < CW_STATS_LATENCY_BUCKETS; ++b)
         v[8 + b] = s->latency_us[b];
     uint64_t dec[NSTATS_AUTO] = {a->unchecked_waits, a->deferred_checks,       a->checks,
-                                 a->hybrid_waits,    a->hybrid_callback_first, a->late_callbacks};
+                                 a->hybrid_waits,    a->hybrid_callback_first, a->late_callbacks,
+                                 a->driver_waits};
     memcpy(v + AUTO_BASE, dec, sizeof dec);
 }
 
@@ -103,8 +104,9 @@ static void send_learned(child *c) {
     cw_stats_auto a;
     memset(&a, 0, sizeof a);
     cw_stats_auto_get(&a, sizeof a);
-    uint64_t v[NLEARNED] = {a.platforms_probed, a.platforms_failed_fire, a.platforms_failed_silent,
-                            a.platforms_late,   a.lateness_ns,           a.lateness_samples};
+    uint64_t v[NLEARNED] = {
+        a.platforms_probed, a.platforms_failed_fire, a.platforms_failed_silent, a.platforms_late,
+        a.lateness_ns,      a.lateness_samples,      a.platforms_driver_wait};
     proto_learned(c->out, v);
 }
 

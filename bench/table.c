@@ -244,17 +244,19 @@ void print_stats(FILE *f, const results *r, const config *cfgs, int ncfg, const 
                 fprintf(f, " %llu\n", (unsigned long long)tail);
             }
             /* What the waits decided from what cw learned (cw_stats_auto). */
-            fprintf(f, "%-24s %7s | %9s %9s %9s | %9s %9s | %9s\n", "decided (cw_stats_auto)", "",
-                    "unchecked", "deferred", "checks", "hybrid", "cb first", "late cb");
+            fprintf(f, "%-24s %7s | %9s %9s %9s | %9s %9s | %9s | %9s\n", "decided (cw_stats_auto)",
+                    "", "unchecked", "deferred", "checks", "hybrid", "cb first", "late cb",
+                    "driver");
             for (int i = 0; i < r->nrec; ++i) {
                 const record *p = &r->rec[i];
                 if (p->cfg != c || !p->has_stats || strcmp(p->kernel, ks[k].name))
                     continue;
                 const uint64_t *v = p->stats + AUTO_BASE;
-                fprintf(f, "%-24s %7s | %9llu %9llu %9llu | %9llu %9llu | %9llu\n", p->strategy, "",
-                        (unsigned long long)v[0], (unsigned long long)v[1],
+                fprintf(f, "%-24s %7s | %9llu %9llu %9llu | %9llu %9llu | %9llu | %9llu\n",
+                        p->strategy, "", (unsigned long long)v[0], (unsigned long long)v[1],
                         (unsigned long long)v[2], (unsigned long long)v[3],
-                        (unsigned long long)v[4], (unsigned long long)v[5]);
+                        (unsigned long long)v[4], (unsigned long long)v[5],
+                        (unsigned long long)v[6]);
             }
         }
     bool any = false;
@@ -264,20 +266,24 @@ void print_stats(FILE *f, const results *r, const config *cfgs, int ncfg, const 
         return;
     fprintf(f, "\n== what cw learned of the platform, at the end of each config "
                "(cw_stats_auto) ==\n");
-    fprintf(f, "%-40s | %6s %6s %6s %6s | %12s %8s\n", "config", "probed", "fire", "silent", "late",
-            "lateness us", "samples");
+    fprintf(f, "%-40s | %6s %6s %6s %6s | %12s %8s | %6s\n", "config", "probed", "fire", "silent",
+            "late", "lateness us", "samples", "driver");
     for (int c = 0; c < ncfg; ++c) {
         if (!r->have_learned[c])
             continue;
         char title[320];
         config_title(&cfgs[c], title, sizeof title);
         const uint64_t *v = r->learned[c];
-        fprintf(f, "%-40s | %6llu %6llu %6llu %6llu | %12.1f %8llu\n", title,
+        fprintf(f, "%-40s | %6llu %6llu %6llu %6llu | %12.1f %8llu | %6llu\n", title,
                 (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
-                (unsigned long long)v[3], (double)v[4] / 1e3, (unsigned long long)v[5]);
+                (unsigned long long)v[3], (double)v[4] / 1e3, (unsigned long long)v[5],
+                (unsigned long long)v[6]);
     }
-    fprintf(f, "(unchecked: waits with no failed-command check, their platform's failed commands "
-               "firing; deferred: first check\n put after twice the expected wait; hybrid: auto "
-               "waits that polled because callbacks are late, cb first:\n of them ended by the "
-               "callback; late cb: a status read found the command done before its callback)\n");
+    fprintf(
+        f, "(unchecked: waits with no failed-command check, their platform's failed commands "
+           "firing; deferred: first check\n put after twice the expected wait; hybrid: auto "
+           "waits that polled because callbacks are late, cb first:\n of them ended by the "
+           "callback; late cb: a status read found the command done before its callback;\n driver: "
+           "auto waits the driver's own clWaitForEvents served; for a platform, whether its long\n "
+           "waits use it)\n");
 }

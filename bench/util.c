@@ -13,11 +13,11 @@ const char *const metric_names[M_COUNT] = {"cpu",      "wall",     "kernel",
                                            "overhead", "wait_cpu", "wait_wall"};
 const char *const stat_names[S_COUNT] = {"mean", "median", "p90", "p99", "max"};
 const char *const auto_stats_names[NSTATS_AUTO] = {
-    "unchecked_waits", "deferred_checks",       "checks",
-    "hybrid_waits",    "hybrid_callback_first", "late_callbacks"};
+    "unchecked_waits",       "deferred_checks", "checks",      "hybrid_waits",
+    "hybrid_callback_first", "late_callbacks",  "driver_waits"};
 const char *const learned_names[NLEARNED] = {
-    "platforms_probed", "platforms_failed_fire", "platforms_failed_silent",
-    "platforms_late",   "lateness_ns",           "lateness_samples"};
+    "platforms_probed", "platforms_failed_fire", "platforms_failed_silent", "platforms_late",
+    "lateness_ns",      "lateness_samples",      "platforms_driver_wait"};
 const char *const stats_names[8] = {"waits",  "spins", "yields",   "parks",
                                     "sleeps", "polls", "timeouts", "latency_count"};
 

@@ -30,8 +30,15 @@ struct cw__driver {
     _Atomic uint64_t done_ns; /* the probe: when its second marker was seen finished; 0 not yet */
     _Atomic uint64_t cb_ns;   /* the probe: when that marker's callback ran; 0 not yet */
     _Atomic uint64_t measuring_ns; /* when the outstanding lateness measurement began; 0 none */
+    _Atomic uint64_t probed_ns;    /* when the probe was claimed; 0 not yet */
     _Atomic uint32_t own_trials;   /* timed clWaitForEvents calls that counted */
     _Atomic uint64_t own_cpu_ns, own_wall_ns; /* their sums */
+    /* Long waits on a platform whose callbacks are not late: the trials of
+     * each way (tickets handed out, then per way: counted waits, the sum of
+     * their thread CPU time). */
+    _Atomic uint32_t long_tickets;
+    _Atomic uint32_t long_own_n, long_cb_n;
+    _Atomic uint64_t long_own_cpu_ns, long_cb_cpu_ns;
 };
 
 static cw__driver drivers[DRIVER_SLOTS];
@@ -125,6 +132,63 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
     atomic_fetch_add_explicit(&d->own_cpu_ns, cpu_ns, memory_order_relaxed);
     atomic_fetch_add_explicit(&d->own_wall_ns, wall_ns, memory_order_relaxed);
     atomic_fetch_add_explicit(&d->own_trials, 1, memory_order_relaxed);
+}
+
+/* Decided: both ways have their trials counted, or the tickets ran out. */
+static bool long_decided(const cw__driver *d) {
+    return (atomic_load_explicit(&d->long_own_n, memory_order_relaxed) >= CW__LONG_TRIALS &&
+            atomic_load_explicit(&d->long_cb_n, memory_order_relaxed) >= CW__LONG_TRIALS) ||
+           atomic_load_explicit(&d->long_tickets, memory_order_relaxed) >= CW__LONG_TICKETS;
+}
+
+/* The driver's own wait won: both ways were timed and its mean thread CPU
+ * time per wait is at most CW__LONG_OWN_EDGE eighths of the callback
+ * wait's (cross products of sums and counts, which cannot overflow: a
+ * count is at most CW__LONG_TICKETS plus racers, a sum of thread CPU time
+ * far under 2^52 ns). */
+static bool long_own_won(const cw__driver *d) {
+    uint64_t own_n = atomic_load_explicit(&d->long_own_n, memory_order_relaxed);
+    uint64_t cb_n = atomic_load_explicit(&d->long_cb_n, memory_order_relaxed);
+    if (!own_n || !cb_n)
+        return false;
+    uint64_t own = atomic_load_explicit(&d->long_own_cpu_ns, memory_order_relaxed);
+    uint64_t cb = atomic_load_explicit(&d->long_cb_cpu_ns, memory_order_relaxed);
+    return own * cb_n * 8u <= cb * own_n * CW__LONG_OWN_EDGE;
+}
+
+cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns) {
+    /* Trials only once the platform's lateness was measured, or a second
+     * after its probe (whose callback a late platform has delivered by
+     * then, and a loaded machine may have kept the probe from timing):
+     * until then a late platform, whose own wait may spin, would pass for
+     * a timely one. */
+    if (!d)
+        return CW__LONG_CALLBACK;
+    uint64_t probed = atomic_load_explicit(&d->probed_ns, memory_order_relaxed);
+    if (!cw__driver_lateness_known(d) &&
+        (!probed || now_ns < probed || now_ns - probed < CW__MEASURE_STALE_NS))
+        return CW__LONG_CALLBACK;
+    if (long_decided(d))
+        return long_own_won(d) ? CW__LONG_OWN : CW__LONG_CALLBACK;
+    if (atomic_fetch_add_explicit(&d->long_tickets, 1, memory_order_relaxed) >= CW__LONG_TICKETS)
+        return long_own_won(d) ? CW__LONG_OWN : CW__LONG_CALLBACK;
+    /* The way with fewer counted trials, so the two interleave and drift
+     * on the machine (load, clock speed) meets both alike. */
+    return atomic_load_explicit(&d->long_own_n, memory_order_relaxed) <=
+                   atomic_load_explicit(&d->long_cb_n, memory_order_relaxed)
+               ? CW__LONG_TRIAL_OWN
+               : CW__LONG_TRIAL_CALLBACK;
+}
+
+/* Racing trials may count a few more than CW__LONG_TRIALS, or be read
+ * between a sum and its count: a decision off for a while, never a wrong
+ * wait (either way of waiting is correct). */
+void cw__driver_long_sample(cw__driver *d, bool own, uint64_t cpu_ns, uint64_t wall_ns) {
+    if (!d || wall_ns < CW__OWN_WAIT_MIN_NS)
+        return;
+    atomic_fetch_add_explicit(own ? &d->long_own_cpu_ns : &d->long_cb_cpu_ns, cpu_ns,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(own ? &d->long_own_n : &d->long_cb_n, 1, memory_order_relaxed);
 }
 
 /* A moving estimate, 1/4 weight to the newest sample, as the wait estimate:
@@ -256,6 +320,8 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
         !atomic_compare_exchange_strong_explicit(&d->probe, &none, PROBE_CLAIMED,
                                                  memory_order_relaxed, memory_order_relaxed))
         return;
+    uint64_t claimed = cw_now_ns();
+    atomic_store_explicit(&d->probed_ns, claimed ? claimed : 1, memory_order_relaxed);
     cl_context ctx = NULL;
     cl_int err;
     if (clGetEventInfo(event, CL_EVENT_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS || !ctx)
@@ -334,8 +400,8 @@ out:
 }
 
 void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint64_t *late,
-                        uint64_t *lateness_ns) {
-    *probed = *fire = *silent = *late = *lateness_ns = 0;
+                        uint64_t *lateness_ns, uint64_t *long_own) {
+    *probed = *fire = *silent = *late = *lateness_ns = *long_own = 0;
     for (unsigned i = 0; i < DRIVER_SLOTS; ++i) {
         cw__driver *d = &drivers[i];
         if (!atomic_load_explicit(&d->platform, memory_order_acquire) ||
@@ -351,5 +417,7 @@ void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint
         uint64_t l = cw__driver_lateness_ns(d);
         if (l > *lateness_ns)
             *lateness_ns = l;
+        if (long_decided(d) && long_own_won(d))
+            ++*long_own;
     }
 }

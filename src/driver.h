@@ -105,9 +105,39 @@ bool cw__driver_own_wait_open(const cw__driver *d);
 /* One timed clWaitForEvents: its thread CPU time and wall time, ns. */
 void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns);
 
+/*
+ * A long wait of auto (expected to last at least CW__OWN_WAIT_MIN_NS, so
+ * that auto would park at once) on a platform whose callbacks are not late:
+ * the callback wait, or the driver's own clWaitForEvents, whichever took the
+ * waiting thread less CPU time per wait. Both are timed, interleaved, on
+ * the platform's first long waits once its lateness is known, until each
+ * counted CW__LONG_TRIALS waits of at least CW__OWN_WAIT_MIN_NS (or
+ * CW__LONG_TICKETS trials were handed out). Before the lateness is known
+ * (or CW__MEASURE_STALE_NS has passed since the probe) the callback wait,
+ * and where either way has no counted trial. The driver's own wait saves a
+ * callback's registration, cw's record of it and its delivery; it loses
+ * where it spins or polls before it sleeps. The thread CPU time is what
+ * each costs the waiting thread; a callback's delivery, on the driver's
+ * thread, is left out of it, which is why the driver's own wait wins up to
+ * CW__LONG_OWN_EDGE eighths of the callback wait's time.
+ */
+#define CW__LONG_TRIALS 8u
+#define CW__LONG_TICKETS 64u
+#define CW__LONG_OWN_EDGE 9u
+typedef enum cw__long_way {
+    CW__LONG_CALLBACK,
+    CW__LONG_OWN,
+    CW__LONG_TRIAL_CALLBACK, /* a trial: time it (cw__driver_long_sample) */
+    CW__LONG_TRIAL_OWN,
+} cw__long_way;
+cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns);
+/* One timed long wait of that way: its thread CPU time and wall time, ns. */
+void cw__driver_long_sample(cw__driver *d, bool own, uint64_t cpu_ns, uint64_t wall_ns);
+
 /* For cw_stats_auto_get: platforms probed, and of them, those whose failed
- * commands fire and whose callbacks are late; the largest lateness. */
+ * commands fire and whose callbacks are late; the largest lateness; the
+ * platforms whose long waits the driver's own wait serves. */
 void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint64_t *late,
-                        uint64_t *lateness_ns);
+                        uint64_t *lateness_ns, uint64_t *long_own);
 
 #endif

@@ -61,7 +61,7 @@ int cw_stats_auto_get(cw_stats_auto *out, size_t size) {
     cw_stats_auto a;
     memset(&a, 0, sizeof a);
     cw__driver_summary(&a.platforms_probed, &a.platforms_failed_fire, &a.platforms_failed_silent,
-                       &a.platforms_late, &a.lateness_ns);
+                       &a.platforms_late, &a.lateness_ns, &a.platforms_driver_wait);
 #define GET(field, stat) a.field = atomic_load_explicit(&counters[stat], memory_order_relaxed)
     GET(lateness_samples, CW__STAT_LATENESS_SAMPLES);
     GET(unchecked_waits, CW__STAT_UNCHECKED);
@@ -70,6 +70,7 @@ int cw_stats_auto_get(cw_stats_auto *out, size_t size) {
     GET(hybrid_waits, CW__STAT_HYBRID);
     GET(hybrid_callback_first, CW__STAT_HYBRID_CALLBACK_FIRST);
     GET(late_callbacks, CW__STAT_LATE_SEEN);
+    GET(driver_waits, CW__STAT_DRIVER_WAITS);
 #undef GET
     memcpy(out, &a, size < sizeof a ? size : sizeof a);
     return CW_OK;

@@ -24,6 +24,7 @@ typedef enum cw__stat {
     CW__STAT_HYBRID_CALLBACK_FIRST,
     CW__STAT_LATE_SEEN,
     CW__STAT_LATENESS_SAMPLES,
+    CW__STAT_DRIVER_WAITS,
     CW__STAT_COUNT
 } cw__stat;
 

@@ -626,31 +626,62 @@ static uint64_t thread_cpu_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether auto may hand this wait to the driver's own clWaitForEvents: no
+ * timeout (it has none), no CW_WAIT_NO_FLUSH (it flushes), no parker of
+ * the caller's (a runtime that must get its thread back while the command
+ * runs: only a wait that parks on it may serve it). */
+static bool own_wait_allowed(const cw__plan *p) {
+    return p->deadline_ns == CW_DEADLINE_NONE && !(p->flags & CW_WAIT_NO_FLUSH) &&
+           p->parker == &p->own.parker;
+}
+
 /*
- * Auto on a platform whose callbacks are late, without a timeout,
- * CW_WAIT_NO_FLUSH or a parker of the caller's: the driver's own clWaitForEvents, timed while the
- * platform's first few are (cw__driver_own_wait_sample), then used for
- * good where it sleeps. Returns false (and waits not) where it does not,
- * or not yet known, with no trial left: the hybrid wait then.
+ * Auto on a platform whose callbacks are late, where own_wait_allowed: the
+ * driver's own clWaitForEvents, timed while the platform's first few are
+ * (cw__driver_own_wait_sample), then used for good where it sleeps. Returns false (and waits not)
+ * where it does not, or not yet known, with no trial left: the hybrid wait then.
  */
 static bool wait_own(cl_event event, cw__plan *p, cl_int *cl_status, int *rc) {
-    /* A caller's parker is a runtime that must get its thread back while
-     * the command runs: only a wait that parks on it may serve it. */
-    if (p->deadline_ns != CW_DEADLINE_NONE || (p->flags & CW_WAIT_NO_FLUSH) ||
-        p->parker != &p->own.parker)
+    if (!own_wait_allowed(p))
         return false;
     if (cw__driver_own_wait_sleeps(p->driver)) {
+        cw__stat_add(CW__STAT_DRIVER_WAITS, 1);
         *rc = wait_blocking(event, cl_status);
         return true;
     }
     if (!cw__driver_own_wait_open(p->driver))
         return false;
+    cw__stat_add(CW__STAT_DRIVER_WAITS, 1);
     uint64_t cpu = thread_cpu_ns(), wall = cw_now_ns();
     *rc = wait_blocking(event, cl_status);
     uint64_t cpu_end = thread_cpu_ns(), wall_end = cw_now_ns();
     if (cpu && cpu_end >= cpu && *rc == CW_OK)
         cw__driver_own_wait_sample(p->driver, cpu_end - cpu, wall_end - wall);
     return true;
+}
+
+/*
+ * Auto's long wait on a platform whose callbacks are not late (driver.h,
+ * cw__driver_long_way): expected to last at least CW__OWN_WAIT_MIN_NS, so
+ * that it parks at once and its spin is no reason for a callback. The
+ * callback wait or the driver's own, as the platform's trials decided;
+ * a trial times its way's thread CPU time.
+ */
+static int wait_long(cl_event event, cw__plan *p, cl_int *cl_status) {
+    cw__long_way way = cw__driver_long_way(p->driver, p->start_ns ? p->start_ns : cw_now_ns());
+    if (way == CW__LONG_CALLBACK)
+        return wait_callback(event, p, cl_status);
+    bool own = way == CW__LONG_OWN || way == CW__LONG_TRIAL_OWN;
+    if (own)
+        cw__stat_add(CW__STAT_DRIVER_WAITS, 1);
+    if (way == CW__LONG_OWN)
+        return wait_blocking(event, cl_status);
+    uint64_t cpu = thread_cpu_ns(), wall = cw_now_ns();
+    int rc = own ? wait_blocking(event, cl_status) : wait_callback(event, p, cl_status);
+    uint64_t cpu_end = thread_cpu_ns(), wall_end = cw_now_ns();
+    if (cpu && cpu_end >= cpu && rc == CW_OK)
+        cw__driver_long_sample(p->driver, own, cpu_end - cpu, wall_end - wall);
+    return rc;
 }
 
 static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
@@ -691,7 +722,10 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver, p->expected_ns)) {
             if (!wait_own(event, p, cl_status, &rc))
                 rc = wait_late(event, p, cl_status);
-        } else
+        } else if (p->row->spin == CW__SPIN_AUTO && p->expected_ns >= CW__OWN_WAIT_MIN_NS &&
+                   !p->spin_ns && own_wait_allowed(p))
+            rc = wait_long(event, p, cl_status);
+        else
             rc = wait_callback(event, p, cl_status);
         break;
     }

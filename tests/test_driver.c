@@ -117,6 +117,67 @@ static void spinning_own_wait_is_not_taken_for_a_sleep(void **state) {
     assert_false(cw__driver_own_wait_sleeps(d));
 }
 
+/* A timely platform: lateness known, under the floor. */
+static cw__driver *timely_driver(void) {
+    cw__driver *d = settled_driver();
+    for (int i = 0; i < 64 && cw__driver_lateness_ns(d) >= CW__LATE_FLOOR_NS / 2u; ++i)
+        cw__driver_lateness_sample(d, 0);
+    assert_true(cw__driver_lateness_known(d));
+    assert_false(cw__driver_late(d, 0));
+    return d;
+}
+
+/* Run the long-wait trials to their end, the driver's own wait taking
+ * `own_ns` of thread CPU time a wait and the callback wait `cb_ns`; each
+ * trial is of the way with fewer counted trials, and a wait shorter than
+ * CW__OWN_WAIT_MIN_NS counts for neither. Returns the way decided. */
+static cw__long_way run_long_trials(cw__driver *d, uint64_t own_ns, uint64_t cb_ns) {
+    const uint64_t wall = CW__OWN_WAIT_MIN_NS * 5u;
+    assert_int_equal(cw__driver_long_way(d, cw_now_ns()), CW__LONG_TRIAL_OWN);
+    cw__driver_long_sample(d, true, own_ns, CW__OWN_WAIT_MIN_NS - 1); /* too short */
+    for (unsigned i = 0; i < 2u * CW__LONG_TRIALS; ++i) {
+        cw__long_way w = cw__driver_long_way(d, cw_now_ns());
+        assert_int_equal(w, i % 2 ? CW__LONG_TRIAL_CALLBACK : CW__LONG_TRIAL_OWN);
+        bool own = w == CW__LONG_TRIAL_OWN;
+        cw__driver_long_sample(d, own, own ? own_ns : cb_ns, wall);
+    }
+    cw__long_way decided = cw__driver_long_way(d, cw_now_ns());
+    assert_true(decided == CW__LONG_OWN || decided == CW__LONG_CALLBACK);
+    /* Decided for good: further samples are not asked for. */
+    for (int i = 0; i < 4; ++i)
+        assert_int_equal(cw__driver_long_way(d, cw_now_ns()), decided);
+    return decided;
+}
+
+/*
+ * Auto's long waits on a timely platform take the driver's own wait where
+ * the trials found its thread CPU time per wait at most CW__LONG_OWN_EDGE
+ * eighths of the callback wait's (exactly there: the driver's own).
+ */
+static void long_waits_take_the_own_wait_where_it_costs_no_more(void **state) {
+    (void)state;
+    assert_int_equal(cw__driver_long_way(NULL, 0), CW__LONG_CALLBACK);
+    cw__driver_long_sample(NULL, true, 1, CW__OWN_WAIT_MIN_NS); /* ignored, no crash */
+    cw__driver *d = timely_driver();
+    const uint64_t cb = 16000;
+    assert_int_equal(run_long_trials(d, cb * CW__LONG_OWN_EDGE / 8u, cb), CW__LONG_OWN);
+    uint64_t probed, fire, silent, late, lateness, own;
+    cw__driver_summary(&probed, &fire, &silent, &late, &lateness, &own);
+    assert_int_equal(own, 1);
+}
+
+/* ... and the callback wait where the driver's own costs more than that (a
+ * wait that spins before it sleeps, as ROCm's does). */
+static void long_waits_keep_the_callback_where_the_own_wait_costs_more(void **state) {
+    (void)state;
+    cw__driver *d = timely_driver();
+    const uint64_t cb = 16000;
+    assert_int_equal(run_long_trials(d, cb * CW__LONG_OWN_EDGE / 8u + 1u, cb), CW__LONG_CALLBACK);
+    uint64_t probed, fire, silent, late, lateness, own;
+    cw__driver_summary(&probed, &fire, &silent, &late, &lateness, &own);
+    assert_int_equal(own, 0);
+}
+
 /* One lateness measurement at a time per platform: a second claim fails
  * while one is out, a cancel or a sample ends it, and one whose callback
  * never came stops blocking after CW__MEASURE_STALE_NS. */
@@ -178,6 +239,8 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(lateness_seen_long_after_the_end_is_a_lower_bound),
     cmocka_unit_test(own_wait_is_judged_after_its_trials),
     cmocka_unit_test(spinning_own_wait_is_not_taken_for_a_sleep),
+    cmocka_unit_test(long_waits_take_the_own_wait_where_it_costs_no_more),
+    cmocka_unit_test(long_waits_keep_the_callback_where_the_own_wait_costs_more),
     cmocka_unit_test(one_lateness_measurement_at_a_time),
     cmocka_unit_test(the_probe_answers_what_the_driver_does),
 };

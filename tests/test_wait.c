@@ -638,9 +638,69 @@ static void no_check_wakeup_on_a_command_expected_long(void **state) {
         /* One park, or none where a loaded machine kept the waiter off its
          * CPU until the gate had opened: never a check's second one. */
         assert_true(s1.parks - s0.parks <= 1);
-        assert_int_equal(
-            a1.deferred_checks - a0.deferred_checks + a1.unchecked_waits - a0.unchecked_waits, 1);
+        /* A callback wait, with its first check put off (or none), or
+         * auto's long wait in the driver's own clWaitForEvents (its trial,
+         * or what the trials found cheaper). */
+        uint64_t own = a1.driver_waits - a0.driver_waits;
+        assert_true(own <= (each[i] == CW_STRATEGY_AUTO ? 1u : 0u));
+        assert_int_equal(a1.deferred_checks - a0.deferred_checks + a1.unchecked_waits -
+                             a0.unchecked_waits + own,
+                         1);
     }
+    cwh_saxpy_free(&sx);
+}
+
+/*
+ * Auto's long waits (expected to last 200 µs and more) on a timely platform
+ * try the driver's own clWaitForEvents against the callback wait, then keep
+ * whichever cost the waiting thread less (driver.h): every wait ends with
+ * its command, the driver's own wait serves some of them, a failed command
+ * is reported whichever serves it, and a timeout or a parker of the
+ * caller's keeps a wait off the driver's own. Where callbacks are late
+ * (the nvidia model) auto's long waits are the late ones instead
+ * (late_callbacks_take_the_hybrid_path).
+ */
+static void long_auto_waits_try_the_drivers_own_wait(void **state) {
+    (void)state;
+    if (model_callback_delay_us() >= CW__LATE_FLOOR_NS / 1000)
+        skip();
+    enum { WAITS = 2 * CW__LONG_TRIALS + 4, GATE_US = 2000 };
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    /* The trials start once the platform's lateness is known, or a second
+     * after its probe (a loaded machine may keep the probe from timing it). */
+    cl_event probe_ev = user_event();
+    cw__driver *d = cw__driver_of(probe_ev);
+    clReleaseEvent(probe_ev);
+    for (int i = 0; i < 1200 && !cw__driver_lateness_known(d); ++i)
+        cw_test_sleep_us(1000);
+    cw_stats_auto a0, a1;
+    assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
+    uint64_t total;
+    for (int i = 0; i < WAITS; ++i) {
+        expect_on_queue((uint64_t)GATE_US * 1000u);
+        gated_wait_ns(&sx, o, GATE_US, CL_COMPLETE, CW_OK, &total);
+    }
+    expect_on_queue((uint64_t)GATE_US * 1000u);
+    gated_wait_ns(&sx, o, GATE_US, -5, CW_ERR_COMMAND_FAILED, &total);
+    assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+    printf("%d long auto waits: %llu by the driver's own wait; it serves this platform's: %s\n",
+           WAITS + 1, (unsigned long long)(a1.driver_waits - a0.driver_waits),
+           a1.platforms_driver_wait ? "yes" : "no");
+    assert_true(a1.driver_waits > a0.driver_waits);
+
+    static const cw_parker_ops ops = {counted_park, counted_unpark};
+    struct counted c = {.parker = {&ops}};
+    cw_futex_parker_init(&c.inner);
+    cw_wait_options timed = {.strategy = CW_STRATEGY_AUTO, .timeout_us = 10000000};
+    cw_wait_options parked = {.strategy = CW_STRATEGY_AUTO, .parker = &c.parker};
+    for (int i = 0; i < 4; ++i) {
+        expect_on_queue((uint64_t)GATE_US * 1000u);
+        gated_wait_ns(&sx, i % 2 ? timed : parked, GATE_US, CL_COMPLETE, CW_OK, &total);
+    }
+    assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+    assert_int_equal(a0.driver_waits, a1.driver_waits);
     cwh_saxpy_free(&sx);
 }
 
@@ -795,6 +855,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(estimate_recovers_after_one_long_wait),
     cmocka_unit_test(failure_reported_within_the_bound_of_a_long_expected_wait),
     cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),
+    cmocka_unit_test(long_auto_waits_try_the_drivers_own_wait),
     cmocka_unit_test(late_callbacks_take_the_hybrid_path),
     cmocka_unit_test(late_wait_outgrowing_its_estimate_ends_by_its_callback),
     cmocka_unit_test(gpu_device_counts_no_host_cpus),

@@ -89,6 +89,12 @@ typedef struct cw_stats_auto {
     /* Status reads that found a command complete before its callback had
      * come (auto's read after its spin, a check, a hybrid poll). */
     uint64_t late_callbacks;
+    /* Auto waits that the driver's own clWaitForEvents served: where
+     * callbacks are late and it sleeps, and long waits (200 µs and more
+     * expected) where it took the waiting thread less CPU time than a
+     * callback wait; and the platforms whose long waits it serves. */
+    uint64_t driver_waits;
+    uint64_t platforms_driver_wait;
 } cw_stats_auto;
 
 /* Fill the first `size` bytes of *out (pass sizeof *out) with a snapshot.

@@ -50,7 +50,9 @@ typedef enum cw_strategy {
      * expected wait when a spare CPU exists (allowed CPUs beyond the ones a
      * CPU device's workers take, none for a GPU, and beyond the runnable
      * threads) and recent waits on the event's queue were short, cooperative
-     * otherwise. See cw_wait_options.spin_us. */
+     * otherwise, or for a wait expected to last 200 us or more the driver's
+     * own wait where it was timed to cost the waiting thread no more CPU
+     * (cw_wait(3)). See cw_wait_options.spin_us. */
     CW_STRATEGY_AUTO,
     /* How many strategies this version has; later versions may add more. */
     CW_STRATEGY_COUNT

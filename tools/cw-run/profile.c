@@ -244,11 +244,12 @@ static void latency_label(unsigned k, char *buf, size_t len) {
 static void print_table_auto(FILE *f, const cw_stats_auto *a) {
     fprintf(f,
             "cw checks %" PRIu64 ", deferred %" PRIu64 ", unchecked %" PRIu64
-            "; hybrid waits %" PRIu64 ", late callbacks %" PRIu64 "; platforms probed %" PRIu64
-            " (failed commands fire %" PRIu64 ", silent %" PRIu64 "; callbacks late %" PRIu64 ")\n",
+            "; hybrid waits %" PRIu64 ", late callbacks %" PRIu64 ", driver's own waits %" PRIu64
+            "; platforms probed %" PRIu64 " (failed commands fire %" PRIu64 ", silent %" PRIu64
+            "; callbacks late %" PRIu64 "; long waits the driver's own %" PRIu64 ")\n",
             a->checks, a->deferred_checks, a->unchecked_waits, a->hybrid_waits, a->late_callbacks,
-            a->platforms_probed, a->platforms_failed_fire, a->platforms_failed_silent,
-            a->platforms_late);
+            a->driver_waits, a->platforms_probed, a->platforms_failed_fire,
+            a->platforms_failed_silent, a->platforms_late, a->platforms_driver_wait);
 }
 
 static void print_table(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
@@ -358,11 +359,12 @@ static void print_json(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
             ", \"hybrid_callback_first\": %" PRIu64 ", \"late_callbacks\": %" PRIu64
             ", \"platforms_probed\": %" PRIu64 ", \"platforms_failed_fire\": %" PRIu64
             ", \"platforms_failed_silent\": %" PRIu64 ", \"platforms_late\": %" PRIu64
-            ", \"lateness_ns\": %" PRIu64 ", \"lateness_samples\": %" PRIu64 "}\n}\n",
+            ", \"lateness_ns\": %" PRIu64 ", \"lateness_samples\": %" PRIu64
+            ", \"driver_waits\": %" PRIu64 ", \"platforms_driver_wait\": %" PRIu64 "}\n}\n",
             a->checks, a->deferred_checks, a->unchecked_waits, a->hybrid_waits,
             a->hybrid_callback_first, a->late_callbacks, a->platforms_probed,
             a->platforms_failed_fire, a->platforms_failed_silent, a->platforms_late, a->lateness_ns,
-            a->lateness_samples);
+            a->lateness_samples, a->driver_waits, a->platforms_driver_wait);
 }
 
 /* "cw-run: WHAT PATH: reason" on stderr. */

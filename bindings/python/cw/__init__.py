@@ -817,6 +817,8 @@ class AutoStats:
     hybrid_waits: int
     hybrid_callback_first: int
     late_callbacks: int
+    driver_waits: int
+    platforms_driver_wait: int
 
 
 def auto_stats() -> AutoStats:

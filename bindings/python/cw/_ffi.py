@@ -126,7 +126,8 @@ class StatsAuto(ctypes.Structure):
     _fields_ = [(name, ctypes.c_uint64) for name in (
         "platforms_probed", "platforms_failed_fire", "platforms_failed_silent", "platforms_late",
         "lateness_ns", "lateness_samples", "unchecked_waits", "deferred_checks", "checks",
-        "hybrid_waits", "hybrid_callback_first", "late_callbacks")]
+        "hybrid_waits", "hybrid_callback_first", "late_callbacks", "driver_waits",
+        "platforms_driver_wait")]
 
 
 # The C types mirrored above, for the drift test.
