@@ -2,16 +2,20 @@
 # SPDX-License-Identifier: MIT
 # clFinish's failed-command checks under clpeak --global-bandwidth on PoCL,
 # two builds of cw-run interleaved: `blocking` (the program's own calls,
-# the native figure) and `cooperative` with each build, ROUNDS rounds in
-# rotating order. Per run it prints clFinish's waiting-thread CPU per wait
+# the native figure) and a strategy (`cooperative` unless the build's path
+# is followed by :STRATEGY) with each build, ROUNDS rounds in rotating
+# order. Per run it prints clFinish's waiting-thread CPU per wait
 # (--stats), its ratio to the same round's blocking run, and from --trace
 # the parks and checks in the clFinish waits, how many waits lasted over
 # 1 s, and the checks in the others. Not a test: a measurement (see
 # docs/cw-run.md, "Performance").
-# Usage: checks-ab.sh BEFORE_CW_RUN AFTER_CW_RUN [ROUNDS] [LABEL_BEFORE LABEL_AFTER]
+# Usage: checks-ab.sh BEFORE_CW_RUN[:STRATEGY] AFTER_CW_RUN[:STRATEGY] [ROUNDS] [LABEL_BEFORE LABEL_AFTER]
 set -eu
 [ $# -ge 2 ] || { sed -n 's/^# Usage: //p' "$0"; exit 2; }
-before=$1 after=$2 rounds=${3:-3} lb=${4:-before} la=${5:-after}
+before=${1%%:*} after=${2%%:*} rounds=${3:-3} lb=${4:-before} la=${5:-after}
+sb=cooperative sa=cooperative
+[[ $1 == *:* ]] && sb=${1#*:}
+[[ $2 == *:* ]] && sa=${2#*:}
 export OCL_ICD_VENDORS=pocl.icd
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -21,21 +25,21 @@ for ((r = 0; r < rounds; ++r)); do
         w=${ways[$(((r + k) % 3))]}
         case $w in
         blocking) c=$after s=blocking ;;
-        before) c=$before s=cooperative ;;
-        after) c=$after s=cooperative ;;
+        before) c=$before s=$sb ;;
+        after) c=$after s=$sa ;;
         esac
         "$c" --strategy $s --stats="$work/$r-$w.json" --trace="$work/$r-$w-trace.json" \
             -- clpeak -p 0 -d 0 --global-bandwidth >/dev/null
         echo "checks-ab: round $((r + 1)) of $rounds: $w done" >&2
     done
 done
-/usr/bin/python3 - "$work" "$rounds" "$lb" "$la" <<'PY'
+/usr/bin/python3 - "$work" "$rounds" "$lb" "$la" "$sb" "$sa" <<'PY'
 import json, os, statistics, sys
-work, rounds, lb, la = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+work, rounds, lb, la, sb, sa = sys.argv[1], int(sys.argv[2]), *sys.argv[3:7]
 ways = {"blocking": "blocking", "before": lb, "after": la}
 ratios = {w: [] for w in ways}
 print(f"clpeak -p 0 -d 0 --global-bandwidth on PoCL, {rounds} rounds, in rotating order: "
-      f"blocking (the program's own calls), cooperative with {lb}, cooperative with {la}")
+      f"blocking (the program's own calls), {sb} with {lb}, {sa} with {la}")
 print(f"host: {os.uname().nodename}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end")
 print("per run: clFinish's waiting-thread CPU per wait (--stats) and its ratio to the same round's "
       "blocking run; from --trace, in the clFinish waits: cw parks, checks, waits over 1 s, "
