@@ -107,7 +107,8 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
 
 /*
  * A long wait of auto (expected to last at least CW__OWN_WAIT_MIN_NS, so
- * that auto would park at once) on a platform whose callbacks are not late:
+ * that auto would park at once) on a platform whose callbacks come under
+ * CW__LATE_FLOOR_NS late:
  * the callback wait, or the driver's own clWaitForEvents, whichever took the
  * waiting thread less CPU time per wait. Both are timed, interleaved, on
  * the platform's first long waits once its lateness is known, until each

@@ -178,6 +178,19 @@ static void long_waits_keep_the_callback_where_the_own_wait_costs_more(void **st
     assert_int_equal(own, 0);
 }
 
+/* A platform whose callbacks come CW__LATE_FLOOR_NS late or more (NVIDIA's
+ * 20 ms, late for a 1 s wait's 1/32 no longer) runs no trials: its own
+ * wait may spin, and its long waits keep the callback. */
+static void long_waits_of_a_late_platform_keep_the_callback(void **state) {
+    (void)state;
+    cw__driver *d = settled_driver();
+    for (int i = 0; i < 64; ++i)
+        cw__driver_lateness_sample(d, 20000000);
+    assert_false(cw__driver_late(d, 1000000000));
+    for (unsigned i = 0; i < 2u * CW__LONG_TICKETS; ++i)
+        assert_int_equal(cw__driver_long_way(d, cw_now_ns()), CW__LONG_CALLBACK);
+}
+
 /* One lateness measurement at a time per platform: a second claim fails
  * while one is out, a cancel or a sample ends it, and one whose callback
  * never came stops blocking after CW__MEASURE_STALE_NS. */
@@ -241,6 +254,7 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(spinning_own_wait_is_not_taken_for_a_sleep),
     cmocka_unit_test(long_waits_take_the_own_wait_where_it_costs_no_more),
     cmocka_unit_test(long_waits_keep_the_callback_where_the_own_wait_costs_more),
+    cmocka_unit_test(long_waits_of_a_late_platform_keep_the_callback),
     cmocka_unit_test(one_lateness_measurement_at_a_time),
     cmocka_unit_test(the_probe_answers_what_the_driver_does),
 };
