@@ -568,11 +568,15 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
  * spins of backoff-poll would mostly cost CPU; on a CPU the device shares
  * they would also delay it. */
 #define LATE_FIRST_DELAY_NS (CW__MICRODELAY_SPIN_NS + 1000u)
-/* A late wait polls for at least this share of the callback's lateness L
- * (8 L): from there on a poll may overshoot (by up to 1/8 of the time
- * waited) by more than the callback is late. */
-#define LATE_POLL_SHIFT 3u
-_Static_assert(LATE_POLL_SHIFT == BACKOFF_OVERSHOOT_SHIFT,
+/* A late wait polls on the hybrid's finer cap past the expected end (1/16
+ * of the time waited, HYBRID_OVERSHOOT_SHIFT, not backoff-poll's 1/8): its
+ * wall time is the one auto offers where the driver's own wait spins, and
+ * a long kernel's first launches, planned with an end estimate still
+ * rising toward it, poll past that estimate for much of the wait. It polls
+ * for at least this share of the callback's lateness L (16 L): from there
+ * on a poll may overshoot by more than the callback is late. */
+#define LATE_POLL_SHIFT 4u
+_Static_assert(LATE_POLL_SHIFT == HYBRID_OVERSHOOT_SHIFT,
                "a late wait polls as long as its polls are finer than the callback's lateness");
 
 /*
@@ -580,8 +584,9 @@ _Static_assert(LATE_POLL_SHIFT == BACKOFF_OVERSHOOT_SHIFT,
  * a callback that comes L after its command cannot end the wait sooner
  * than the polls, so registering it only costs CPU (the registration, the
  * record, the callback's wake-up of a thread that is polling anyway). The
- * wait polls on backoff-poll's steps, planned with the end estimate and
- * with no callback, through the longer of 8 L and twice the expected wait;
+ * wait polls on backoff-poll's steps with the hybrid's cap, planned with
+ * the end estimate and with no callback, through the longer of 16 L and
+ * twice the expected wait;
  * a wait that lasts longer than that (the first launch of a long kernel,
  * planned with a short estimate) has outgrown the lateness: it registers
  * the callback and parks as the callback waits do, the callback then
@@ -600,7 +605,7 @@ static int wait_late(cl_event event, cw__plan *p, cl_int *cl_status) {
     uint64_t end = cw__estimate_end_get(p->queue_key);
     if (end)
         p->expected_ns = end;
-    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, BACKOFF_OVERSHOOT_SHIFT);
+    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, HYBRID_OVERSHOOT_SHIFT);
     s.step = LATE_FIRST_DELAY_NS;
     uint64_t start = p->start_ns ? p->start_ns : cw_now_ns();
     uint64_t poll_for = cw__driver_lateness_ns(p->driver) << LATE_POLL_SHIFT;

@@ -756,7 +756,7 @@ static void late_callbacks_take_the_hybrid_path(void **state) {
 
 /*
  * Where callbacks are late, auto polls without a callback through the
- * longer of 8 times the lateness and twice the expected wait; a wait that
+ * longer of 16 times the lateness and twice the expected wait; a wait that
  * outlasts that (a long command planned with a short estimate) registers
  * the callback and ends by it, the wait's one wake-up. A command that fails
  * there is reported as any callback wait reports it.
@@ -773,9 +773,9 @@ static void late_wait_outgrowing_its_estimate_ends_by_its_callback(void **state)
     }
     cw_stats_auto a0, a1;
     assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
-    /* Past the polls: 8 lateness (known now) and twice the short estimate,
+    /* Past the polls: 16 lateness (known now) and twice the short estimate,
      * with room for a lateness learned higher than the model's. */
-    uint64_t gate_us = (a0.lateness_ns << 3) / 1000u * 2u + 200000u;
+    uint64_t gate_us = (a0.lateness_ns << 4) / 1000u + 200000u;
     const cl_int ends[] = {CL_COMPLETE, -5};
     for (int k = 0; k < 2; ++k) {
         expect_on_queue((uint64_t)SHORT_US * 1000u);
