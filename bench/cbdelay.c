@@ -13,8 +13,11 @@
  * It runs anywhere OpenCL runs (PoCL, rusticl, a GPU, under a driver model,
  * docs/driver-models.md). --expect-delay-us and --expect-spin turn what it
  * measured into a check (the drivermodel.cbdelay_* tests), for behaviour
- * only: a delay no shorter than the one configured, a wait that is
- * runnable for more than half of its wall time.
+ * only: a delay no shorter than 9/10 of the one configured (a driver
+ * model times its delay from the command's end as its device saw it, and
+ * the status read the delay is measured from may still see the command
+ * running a little after that, by about 0.1 ms on a loaded machine), a wait
+ * that is runnable for more than half of its wall time.
  */
 #include <getopt.h>
 #include <math.h>
@@ -262,9 +265,13 @@ int main(int argc, char **argv) {
         fclose(f);
     }
     int rc = 0;
-    if (expect_delay_us >= 0 && (sl.min < expect_delay_us || sb.min < expect_delay_us)) {
-        fprintf(stderr, "cw-cbdelay: a callback came %.0f us after completion, less than %.0f\n",
-                fmin(sl.min, sb.min), expect_delay_us);
+    /* 9/10: see the head comment. */
+    double least_us = expect_delay_us * 0.9;
+    if (expect_delay_us >= 0 && (sl.min < least_us || sb.min < least_us)) {
+        fprintf(stderr,
+                "cw-cbdelay: a callback came %.0f us after completion, less than %.0f (9/10 of "
+                "%.0f)\n",
+                fmin(sl.min, sb.min), least_us, expect_delay_us);
         rc = 1;
     }
     if (expect_spin && (w.runnable < 0.5 || fin.runnable < 0.5)) {
