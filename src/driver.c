@@ -157,17 +157,16 @@ static bool long_own_won(const cw__driver *d) {
 }
 
 cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns) {
+    /* A platform whose callbacks come CW__LATE_FLOOR_NS late or more is
+     * late for shorter waits; where they come within a long wait's 1/32
+     * (NVIDIA's 20 ms in a 1 s wait) the callback wait serves it, and its
+     * own wait, which may spin, is not tried. */
+    if (!d || cw__driver_late(d, 0))
+        return CW__LONG_CALLBACK;
     /* Trials only once the platform's lateness was measured, or a second
      * after its probe (whose callback a late platform has delivered by
      * then, and a loaded machine may have kept the probe from timing):
-     * until then a late platform, whose own wait may spin, would pass for
-     * a timely one. */
-    /* A platform whose callbacks come CW__LATE_FLOOR_NS late or more is
-     * late for shorter waits: where they come within a long wait's 1/32
-     * (NVIDIA's 20 ms in a 1 s wait), its own wait is known to spin, and
-     * the callback wait serves it as before. */
-    if (!d || cw__driver_late(d, 0))
-        return CW__LONG_CALLBACK;
+     * until then a late platform would pass for a timely one. */
     uint64_t probed = atomic_load_explicit(&d->probed_ns, memory_order_relaxed);
     if (!cw__driver_lateness_known(d) &&
         (!probed || now_ns < probed || now_ns - probed < CW__MEASURE_STALE_NS))
