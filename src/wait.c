@@ -643,8 +643,9 @@ static bool own_wait_allowed(const cw__plan *p) {
 /*
  * Auto on a platform whose callbacks are late, where own_wait_allowed: the
  * driver's own clWaitForEvents, timed while the platform's first few are
- * (cw__driver_own_wait_sample), then used for good where it sleeps. Returns false (and waits not)
- * where it does not, or not yet known, with no trial left: the hybrid wait then.
+ * (cw__driver_own_wait_sample), then used for good where it sleeps.
+ * Returns false (and waits not) where it does not, or not yet known, with
+ * no trial left: the hybrid wait then.
  */
 static bool wait_own(cl_event event, cw__plan *p, cl_int *cl_status, int *rc) {
     if (!own_wait_allowed(p))
