@@ -49,10 +49,13 @@ static void scripted_waits_are_counted(void **state) {
     assert_int_equal(s.waits, 2);
     assert_int_equal(s.parks + s.timeouts + s.latency_count, 0);
 
-    /* 3. Cooperative timeout, check interval longer than it: one park. */
+    /* 3. Cooperative timeout, check interval longer than it: one park. The
+     * timeouts here are tens of ms: a loaded machine (TSan, two CPU hogs)
+     * kept a waiter from its park past a 3 ms deadline, and a wait whose
+     * deadline has passed returns without parking. */
     cl_event never = user_event();
     o = (cw_wait_options){
-        .strategy = CW_STRATEGY_COOPERATIVE, .timeout_us = 3000, .check_interval_us = 1000000};
+        .strategy = CW_STRATEGY_COOPERATIVE, .timeout_us = 50000, .check_interval_us = 1000000};
     assert_int_equal(cw_wait(never, &o, NULL), CW_ERR_TIMEOUT);
     assert_int_equal(cw_stats_get(&s), CW_OK);
     assert_int_equal(s.waits, 3);
@@ -76,7 +79,7 @@ static void scripted_waits_are_counted(void **state) {
     /* 5. Backoff-poll timeout: polls the status, restores the timer slack. */
     uint64_t slack_before = 0, slack_after = 1;
     assert_int_equal(cw__timerslack_get(&slack_before), CW_OK);
-    o = (cw_wait_options){.strategy = CW_STRATEGY_BACKOFF_POLL, .timeout_us = 3000};
+    o = (cw_wait_options){.strategy = CW_STRATEGY_BACKOFF_POLL, .timeout_us = 20000};
     assert_int_equal(cw_wait(never, &o, NULL), CW_ERR_TIMEOUT);
     assert_int_equal(cw__timerslack_get(&slack_after), CW_OK);
     assert_int_equal(slack_after, slack_before);
@@ -104,7 +107,7 @@ static void scripted_waits_are_counted(void **state) {
 
     /* 7. Wait-all that times out: one wait, one timeout. */
     cl_event two[2] = {never, done};
-    o = (cw_wait_options){.timeout_us = 2000};
+    o = (cw_wait_options){.timeout_us = 50000};
     assert_int_equal(cw_wait_all(two, 2, &o, NULL), CW_ERR_TIMEOUT);
     assert_int_equal(cw_stats_get(&s), CW_OK);
     assert_int_equal(s.waits, 7);
