@@ -650,14 +650,14 @@ static bool own_wait_allowed(const cw__plan *p) {
 static bool wait_own(cl_event event, cw__plan *p, cl_int *cl_status, int *rc) {
     if (!own_wait_allowed(p))
         return false;
-    if (cw__driver_own_wait_sleeps(p->driver)) {
-        cw__stat_add(CW__STAT_DRIVER_WAITS, 1);
+    bool sleeps = cw__driver_own_wait_sleeps(p->driver);
+    if (!sleeps && !cw__driver_own_wait_open(p->driver))
+        return false;
+    cw__stat_add(CW__STAT_DRIVER_WAITS, 1);
+    if (sleeps) {
         *rc = wait_blocking(event, cl_status);
         return true;
     }
-    if (!cw__driver_own_wait_open(p->driver))
-        return false;
-    cw__stat_add(CW__STAT_DRIVER_WAITS, 1);
     uint64_t cpu = thread_cpu_ns(), wall = cw_now_ns();
     *rc = wait_blocking(event, cl_status);
     uint64_t cpu_end = thread_cpu_ns(), wall_end = cw_now_ns();
