@@ -101,14 +101,17 @@ int64_t ts_ns(const struct timespec *ts);
 /* Per launch: CPU and wall of enqueue + wait, the kernel's run time, wall -
  * kernel, and the CPU and wall of the cw_wait call alone. */
 enum { M_CPU, M_WALL, M_KERNEL, M_OVERHEAD, M_WAIT_CPU, M_WAIT_WALL, M_COUNT };
-enum { S_MEAN, S_MEDIAN, S_P90, S_P99, S_MAX, S_COUNT };
+enum { S_MEAN, S_MEDIAN, S_P90, S_P99, S_MAX, S_SD, S_COUNT };
 extern const char *const metric_names[M_COUNT];
 extern const char *const stat_names[S_COUNT];
 extern const char *const stats_names[8];
 extern const char *const auto_stats_names[NSTATS_AUTO];
 extern const char *const learned_names[NLEARNED];
 
-/* Mean, median, p90, p99 and max of v (sorted in place); NAN for n == 0. */
+/* Mean, median, p90, p99, max and sample standard deviation of v (sorted
+ * in place); NAN for n == 0 (the deviation: for n < 2). The deviation gives
+ * a mean its standard error, sd / sqrt(n): how far apart two strategies'
+ * means must be for a cell of few launches to tell them apart. */
 void summarize(double *v, size_t n, double out[S_COUNT]);
 double median_of(double *v, size_t n);
 

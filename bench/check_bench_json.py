@@ -4,7 +4,8 @@
 
 Exits 0 when the file parses, has a header with the build, OpenCL and host
 fields, holds one record for every strategy x config x kernel expected, each
-with the required numeric fields and a verified result, records every busy
+with the required numeric fields (the CPU's and wall's standard deviations
+null below two launches) and a verified result, records every busy
 size's calibration and has a floor for every config. Exits 1 otherwise (2 on
 a usage error), printing what is wrong.
 
@@ -36,6 +37,7 @@ RECORD_FIELDS = ["kernel", "cpus", "workers", "strategy", "launches", "stopped_b
                  "overhead_us_median", "kernel_us_median", "wait_cpu_us_mean",
                  "wait_wall_us_mean", "cpu_per_wait_s"]
 NUMERIC_FIELDS = [f for f in RECORD_FIELDS[4:] if f != "stopped_by"]
+SD_FIELDS = ["cpu_us_sd", "wall_us_sd"]
 
 
 def csv_list(text):
@@ -106,6 +108,17 @@ def main():
                 problems.append(f"{where}: '{key}' is not a valid number: {v!r}")
         if isinstance(rec.get("launches"), int) and rec["launches"] <= 0:
             problems.append(f"{where}: no launches")
+        # A standard deviation needs two launches: null below that.
+        for key in SD_FIELDS:
+            v, n = rec.get(key, "absent"), rec.get("launches")
+            if v == "absent":
+                problems.append(f"{where}: lacks '{key}'")
+            elif isinstance(n, int) and n < 2 and v is not None:
+                problems.append(f"{where}: '{key}' is {v!r} for {n} launch")
+            elif isinstance(n, int) and n >= 2 and (not isinstance(v, (int, float))
+                                                    or isinstance(v, bool)
+                                                    or not math.isfinite(v) or v < 0):
+                problems.append(f"{where}: '{key}' is not a valid number: {v!r}")
         if rec.get("ok") is False:
             problems.append(f"{where}: result verification failed")
         if header_models and model_of(rec) not in header_models:

@@ -10,10 +10,10 @@
  *   K kernel param                a kernel about to run, with its parameters
  *   C index iters target measured reached
  *                                 a busy size's calibration (reached: 0 or 1)
- *   F trips mean median p90 p99 max
+ *   F trips mean median p90 p99 max sd
  *                                 the config's floor, one-way, in us
- *   R kernel strategy launches ok mismatches {cpu,wall,kernel,overhead} x
- *     {mean,median,p90,p99,max}   one strategy's summary in a cell
+ *   R kernel strategy launches ok mismatches {cpu,wall,kernel,overhead,
+ *     wait_cpu,wait_wall} x {mean,median,p90,p99,max,sd}: one strategy's summary in a cell
  *   S kernel strategy counters... --stats: cw_stats and cw_stats_auto
  *                                 differences, after its R
  *   A learned...                  --stats: what cw learned of the platform

@@ -11,7 +11,7 @@ const char *prog = "cw-bench";
 
 const char *const metric_names[M_COUNT] = {"cpu",      "wall",     "kernel",
                                            "overhead", "wait_cpu", "wait_wall"};
-const char *const stat_names[S_COUNT] = {"mean", "median", "p90", "p99", "max"};
+const char *const stat_names[S_COUNT] = {"mean", "median", "p90", "p99", "max", "sd"};
 const char *const auto_stats_names[NSTATS_AUTO] = {
     "unchecked_waits",       "deferred_checks", "checks",      "hybrid_waits",
     "hybrid_callback_first", "late_callbacks",  "driver_waits"};
@@ -65,6 +65,10 @@ void summarize(double *v, size_t n, double out[S_COUNT]) {
     out[S_P90] = quantile_sorted(v, n, 0.9);
     out[S_P99] = quantile_sorted(v, n, 0.99);
     out[S_MAX] = n ? v[n - 1] : NAN;
+    double sq = 0;
+    for (size_t i = 0; i < n; ++i)
+        sq += (v[i] - out[S_MEAN]) * (v[i] - out[S_MEAN]);
+    out[S_SD] = n > 1 ? sqrt(sq / (double)(n - 1)) : NAN;
 }
 
 double median_of(double *v, size_t n) {
