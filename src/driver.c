@@ -173,14 +173,27 @@ cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns) {
         return CW__LONG_CALLBACK;
     if (long_decided(d))
         return long_own_won(d) ? CW__LONG_OWN : CW__LONG_CALLBACK;
-    if (atomic_fetch_add_explicit(&d->long_tickets, 1, memory_order_relaxed) >= CW__LONG_TICKETS)
+    uint64_t ticket = atomic_fetch_add_explicit(&d->long_tickets, 1, memory_order_relaxed);
+    if (ticket >= CW__LONG_TICKETS)
         return long_own_won(d) ? CW__LONG_OWN : CW__LONG_CALLBACK;
-    /* The way with fewer counted trials, so the two interleave and drift
-     * on the machine (load, clock speed) meets both alike. */
-    return atomic_load_explicit(&d->long_own_n, memory_order_relaxed) <=
-                   atomic_load_explicit(&d->long_cb_n, memory_order_relaxed)
-               ? CW__LONG_TRIAL_OWN
-               : CW__LONG_TRIAL_CALLBACK;
+    /* A way with its trials counted leaves the rest to the other. */
+    if (atomic_load_explicit(&d->long_own_n, memory_order_relaxed) >= CW__LONG_TRIALS)
+        return CW__LONG_TRIAL_CALLBACK;
+    if (atomic_load_explicit(&d->long_cb_n, memory_order_relaxed) >= CW__LONG_TRIALS)
+        return CW__LONG_TRIAL_OWN;
+    /*
+     * The two ways interleave, so that drift on the machine (load, clock
+     * speed) meets both alike, in Thue-Morse order (own where the ticket
+     * has an even number of bits set: own, callback, callback, own,
+     * callback, own, own, callback, ...), not in turns. A program's waits
+     * may themselves take turns: clpeak finishes after a warm-up launch,
+     * then after the timed ones, and its long and short waits alternate.
+     * Trials in turns would give one way every long wait and the other
+     * every short one. In this order every aligned block of 2^(k+1) tickets
+     * gives each way one of the two at each place of a pattern of period
+     * 2^k, so each way meets the long waits and the short ones alike.
+     */
+    return __builtin_parityll(ticket) ? CW__LONG_TRIAL_CALLBACK : CW__LONG_TRIAL_OWN;
 }
 
 /* Racing trials may count a few more than CW__LONG_TRIALS, or be read

@@ -110,7 +110,8 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
  * that auto would park at once) on a platform whose callbacks come under
  * CW__LATE_FLOOR_NS late:
  * the callback wait, or the driver's own clWaitForEvents, whichever took the
- * waiting thread less CPU time per wait. Both are timed, interleaved, on
+ * waiting thread less CPU time per wait. Both are timed, interleaved
+ * (cw__driver_long_way says in which order), on
  * the platform's first long waits once its lateness is known, until each
  * counted CW__LONG_TRIALS waits of at least CW__OWN_WAIT_MIN_NS (or
  * CW__LONG_TICKETS trials were handed out). Before the lateness is known

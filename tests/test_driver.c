@@ -130,31 +130,69 @@ static cw__driver *timely_driver(void) {
     return d;
 }
 
-/* Run the long-wait trials to their end on a timely platform, the driver's
- * own wait taking `own_ns` of thread CPU time a wait and the callback wait
- * `cb_ns`; each trial is of the way with fewer counted trials, and a wait
- * shorter than CW__OWN_WAIT_MIN_NS counts for neither. Returns the way
- * decided, which cw_stats_auto's platform count shows too. */
-static cw__long_way run_long_trials(uint64_t own_ns, uint64_t cb_ns) {
+/* A long-wait trial's thread CPU time: its way's cost for the program's
+ * wait of that trial (`trial` counts the platform's trial tickets, the
+ * uncounted first one 0). */
+typedef uint64_t (*trial_cost)(bool own, unsigned trial);
+
+static uint64_t flat_own_ns, flat_cb_ns;
+static uint64_t flat_cost(bool own, unsigned trial) {
+    (void)trial;
+    return own ? flat_own_ns : flat_cb_ns;
+}
+
+/* Run the long-wait trials to their end on a timely platform, each trial
+ * costing what `cost` says; a wait shorter than CW__OWN_WAIT_MIN_NS counts
+ * for neither way. Each way has CW__LONG_TRIALS trials counted, no more.
+ * Returns the way decided, which cw_stats_auto's platform count shows too. */
+static cw__long_way run_long_trials_costing(trial_cost cost) {
     cw__driver *d = timely_driver();
     const uint64_t wall = CW__OWN_WAIT_MIN_NS * 5u;
     assert_int_equal(cw__driver_long_way(d, cw_now_ns()), CW__LONG_TRIAL_OWN);
-    cw__driver_long_sample(d, true, own_ns, CW__OWN_WAIT_MIN_NS - 1); /* too short */
-    for (unsigned i = 0; i < 2u * CW__LONG_TRIALS; ++i) {
-        cw__long_way w = cw__driver_long_way(d, cw_now_ns());
-        assert_int_equal(w, i % 2 ? CW__LONG_TRIAL_CALLBACK : CW__LONG_TRIAL_OWN);
+    cw__driver_long_sample(d, true, cost(true, 0), CW__OWN_WAIT_MIN_NS - 1); /* too short */
+    unsigned trials[2] = {0, 0}, trial = 0;
+    cw__long_way w;
+    while ((w = cw__driver_long_way(d, cw_now_ns())) == CW__LONG_TRIAL_OWN ||
+           w == CW__LONG_TRIAL_CALLBACK) {
         bool own = w == CW__LONG_TRIAL_OWN;
-        cw__driver_long_sample(d, own, own ? own_ns : cb_ns, wall);
+        ++trials[own];
+        assert_true(++trial < CW__LONG_TICKETS);
+        cw__driver_long_sample(d, own, cost(own, trial), wall);
     }
-    cw__long_way decided = cw__driver_long_way(d, cw_now_ns());
-    assert_true(decided == CW__LONG_OWN || decided == CW__LONG_CALLBACK);
+    assert_int_equal(trials[0], CW__LONG_TRIALS);
+    assert_int_equal(trials[1], CW__LONG_TRIALS);
+    assert_true(w == CW__LONG_OWN || w == CW__LONG_CALLBACK);
     /* Decided for good: further samples are not asked for. */
     for (int i = 0; i < 4; ++i)
-        assert_int_equal(cw__driver_long_way(d, cw_now_ns()), decided);
+        assert_int_equal(cw__driver_long_way(d, cw_now_ns()), w);
     uint64_t probed, fire, silent, late, lateness, own;
     cw__driver_summary(&probed, &fire, &silent, &late, &lateness, &own);
-    assert_int_equal(own, decided == CW__LONG_OWN);
-    return decided;
+    assert_int_equal(own, w == CW__LONG_OWN);
+    return w;
+}
+
+/* The same, the driver's own wait taking `own_ns` a wait and the callback
+ * wait `cb_ns`. */
+static cw__long_way run_long_trials(uint64_t own_ns, uint64_t cb_ns) {
+    flat_own_ns = own_ns;
+    flat_cb_ns = cb_ns;
+    return run_long_trials_costing(flat_cost);
+}
+
+/* A program whose waits alternate long and short (clpeak's: a warm-up
+ * launch or two, then the timed ones), a long wait costing either way 4
+ * times a short one, and the driver's own wait costing 3/2 of the callback
+ * wait's for the same wait. Trials taken in strict turns would give one way
+ * every long wait and the other every short one, and here take the dearer
+ * own wait; in Thue-Morse order each way meets both alike. */
+static uint64_t alternating_cost(bool own, unsigned trial) {
+    uint64_t cb = trial % 2 ? 10000 : 40000;
+    return own ? cb * 3u / 2u : cb;
+}
+
+static void long_wait_trials_meet_long_and_short_waits_alike(void **state) {
+    (void)state;
+    assert_int_equal(run_long_trials_costing(alternating_cost), CW__LONG_CALLBACK);
 }
 
 /*
@@ -255,6 +293,7 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(long_waits_take_the_own_wait_where_it_costs_no_more),
     cmocka_unit_test(long_waits_keep_the_callback_where_the_own_wait_costs_more),
     cmocka_unit_test(long_waits_of_a_late_platform_keep_the_callback),
+    cmocka_unit_test(long_wait_trials_meet_long_and_short_waits_alike),
     cmocka_unit_test(one_lateness_measurement_at_a_time),
     cmocka_unit_test(the_probe_answers_what_the_driver_does),
 };
