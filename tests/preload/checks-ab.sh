@@ -7,8 +7,9 @@
 # order. Per run it prints clFinish's waiting-thread CPU per wait
 # (--stats), its ratio to the same round's blocking run, and from --trace
 # the parks and checks in the clFinish waits, how many waits lasted over
-# 1 s, and the checks in the others. Not a test: a measurement (see
-# docs/cw-run.md, "Performance").
+# 1 s, and the checks in the others; then the parked and the unparked
+# waits apart, each with its mean CPU and its places in the run. Not a
+# test: a measurement (see docs/cw-run.md, "Performance").
 # Usage: checks-ab.sh BEFORE_CW_RUN[:STRATEGY] AFTER_CW_RUN[:STRATEGY] [ROUNDS] [LABEL_BEFORE LABEL_AFTER]
 set -eu
 [ $# -ge 2 ] || { sed -n 's/^# Usage: //p' "$0"; exit 2; }
@@ -58,6 +59,15 @@ for r in range(rounds):
               f"  checks {sum(e['args']['cw_checks'] for e in sp):3d}"
               f"  waits > 1 s {sum(1 for e in sp if e['dur'] > 1e6):2d}"
               f"  checks in waits <= 1 s {sum(e['args']['cw_checks'] for e in sp if e['dur'] <= 1e6):2d}")
+        # The waits cw parked in (callback waits) and the others (the
+        # driver's own wait, or the program's own call), each with its mean
+        # CPU: what the per-wait figure above is made of.
+        for label, part in (("parked", [e for e in sp if e["args"]["cw_parks"] > 0]),
+                            ("unparked", [e for e in sp if e["args"]["cw_parks"] == 0])):
+            cpus = [e["args"]["cpu_us"] for e in part if "cpu_us" in e["args"]]
+            if cpus:
+                print(f"      {label:8s} waits {len(part):3d}  mean CPU {statistics.mean(cpus):8.2f} us"
+                      f"  in order: {' '.join(str(sp.index(e) + 1) for e in part)}")
 print("per-round ratio to blocking, median: "
       + ", ".join(f"{name} {statistics.median(ratios[w]):.3f}" for w, name in ways.items()))
 PY
