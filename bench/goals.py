@@ -113,7 +113,8 @@ def ratio_se(a, b, metric):
 
 
 def pm(se):
-    """' +-0.012' beside a ratio, or nothing where its error is unknown."""
+    """' \u00b10.012' beside a ratio (its standard error), or nothing where it
+    is unknown."""
     return "" if math.isnan(se) else f" \u00b1{se:.3f}"
 
 
