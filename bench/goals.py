@@ -27,7 +27,7 @@ Reads a cw-bench --json file (python3 standard library only) and prints:
 
 --markdown prints the same as Markdown; --update DOC... puts that Markdown
 between the lines "<!-- goals.py begin -->" and "<!-- goals.py end -->" of
-each DOC (with "<!-- goals.py begin goals -->", the goal lines alone), so
+each DOC (with "<!-- goals.py begin goals -->", each goal's verdict line alone), so
 that the figures in bench/README.md and README.md come from a kept run's
 JSON and are never typed; --check DOC... says whether they still do (the
 docs.bench_goals test). Exit status: 0 when every goal passes (--check:
@@ -168,7 +168,7 @@ class Goal:
             return "SKIP"
         return "PASS" if all(ok for ok, _, _ in self.checks) else "MISS"
 
-    def lines(self, misses_only=False):
+    def lines(self):
         n_ok = sum(ok for ok, _, _ in self.checks)
         misses = [n for ok, _, n in self.checks if not ok]
         counted = ""
@@ -180,9 +180,8 @@ class Goal:
         if self.skip or not self.checks:
             out.append(f"  {self.skip or 'nothing in this run to check'}")
         for ok, what, n in self.checks:
-            if not (ok and misses_only):
-                mark = "ok  " if ok else "MISS"
-                out.append(f"  {mark} {what}" + (" (within two standard errors)" if n else ""))
+            mark = "ok  " if ok else "MISS"
+            out.append(f"  {mark} {what}" + (" (within two standard errors)" if n else ""))
         return out
 
 
@@ -276,9 +275,10 @@ def report(run, path, markdown, doc=None, goals_only=False):
         if not goals_only:
             out += md_table(head, rows) + [""]
         else:
-            out += ["Each goal, with the checks it missed (all checks: the same block in "
+            out += ["Each goal's verdict (every check, with its figures: the same block in "
                     "bench/README.md):", ""]
-        out += ["```"] + [l for g in goals for l in g.lines(goals_only)] + ["```"]
+        out += ["```"] + [l for g in goals for l in (g.lines()[:1] if goals_only else g.lines())]
+        out += ["```"]
     else:
         out += [f"== comparison: {ident}; means per launch, ratios to blocking in the same "
                 "cell =="]
