@@ -143,7 +143,7 @@ static long runnable_threads(void) {
  * `device_cpus` the device's workers take, and fewer runnable threads than
  * allowed CPUs.
  */
-static bool spare_cpu(unsigned device_cpus) {
+static void view_refresh(void) {
     uint64_t now = cw_now_ns();
     if (!auto_view.valid || now - auto_view.sampled_ns >= AUTO_SAMPLE_NS) {
         auto_view.sampled_ns = now;
@@ -153,6 +153,10 @@ static bool spare_cpu(unsigned device_cpus) {
         /* With one CPU there is nothing to learn from the load. */
         auto_view.running = auto_view.allowed >= 2 ? runnable_threads() : LONG_MAX;
     }
+}
+
+static bool spare_cpu(unsigned device_cpus) {
+    view_refresh();
     return auto_view.allowed > (long)device_cpus && auto_view.running < auto_view.allowed;
 }
 
@@ -191,6 +195,12 @@ static unsigned host_units(uintptr_t key) {
 
 unsigned cw__estimate_host_cpus(uintptr_t key) {
     return host_units(key);
+}
+
+bool cw__estimate_shares_cpus(uintptr_t key) {
+    unsigned units = host_units(key);
+    view_refresh();
+    return (long)units >= auto_view.allowed;
 }
 
 /* Auto: the spin budget for this wait, or 0 to park at once (cooperative).

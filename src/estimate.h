@@ -8,6 +8,7 @@
 #define CW_ESTIMATE_H
 
 #include <CL/cl.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "strategy.h"
@@ -27,6 +28,12 @@ uint64_t cw__estimate_get(uintptr_t key);
  * `key` (a CPU device's compute units; 0 for a GPU or any other device;
  * UINT_MAX when it cannot be told), as its spare-CPU rule does. */
 unsigned cw__estimate_host_cpus(uintptr_t key);
+
+/* Whether that device takes every CPU the calling thread may run on (as
+ * many host CPUs as it is allowed, or cannot be told): its driver's
+ * threads then run on the waiting thread's CPUs and wait for them. The
+ * allowed CPUs are those of auto's view, re-read at most every 50 ms. */
+bool cw__estimate_shares_cpus(uintptr_t key);
 
 /* Feed the time a completed wait took on that queue. */
 void cw__estimate_put(uintptr_t key, uint64_t ns);

@@ -812,6 +812,93 @@ static void late_wait_outgrowing_its_estimate_ends_by_its_callback(void **state)
     cwh_saxpy_free(&sx);
 }
 
+/* One marker on `q`, gated on a user event another thread sets after
+ * `gate_us`, waited for with `o`. */
+static void gated_marker_wait(cl_command_queue q, cw_wait_options o, unsigned gate_us) {
+    struct later l = {.ev = user_event(), .delay_us = gate_us, .status = CL_COMPLETE};
+    cl_event m;
+    assert_int_equal(clEnqueueMarkerWithWaitList(q, 1, &l.ev, &m), CL_SUCCESS);
+    assert_int_equal(clFlush(q), CL_SUCCESS);
+    pthread_t t = cw_test_spawn(set_later, &l);
+    assert_int_equal(cw_wait(m, &o, NULL), CW_OK);
+    cw_test_join(t);
+    clReleaseEvent(m);
+    clReleaseEvent(l.ev);
+}
+
+struct seen_first_run {
+    cl_device_type type; /* what the queue's device is reported to be */
+    bool shares;         /* cw__estimate_shares_cpus of its queue */
+    uint64_t late_seen, samples, callback_first;
+};
+
+/* On a new queue whose device reports `type`: auto's hybrid waits (a
+ * parker of the caller's), each of which finds its marker done before the
+ * callback. */
+static void seen_first_waits(struct seen_first_run *r) {
+    enum { WAITS = 6, GATE_US = 2000 };
+    cl_int err;
+    atomic_store(&clshim_device_type, r->type);
+    cl_command_queue q = clCreateCommandQueue(host.context, host.device, 0, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    for (int i = 0; i < 24; ++i)
+        cw__estimate_put((uintptr_t)q, GATE_US * 1000u);
+    /* Asked now, while the type is reported, and kept with the queue. */
+    r->shares = cw__estimate_shares_cpus((uintptr_t)q);
+    atomic_store(&clshim_device_type, 0);
+    static const cw_parker_ops ops = {counted_park, counted_unpark};
+    struct counted c = {.parker = {&ops}};
+    cw_futex_parker_init(&c.inner);
+    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO, .parker = &c.parker};
+    cw_stats_auto a0, a1;
+    assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+    for (int i = 0; i < WAITS; ++i)
+        gated_marker_wait(q, o, GATE_US);
+    /* Let the last callbacks land: a measurement ends with its callback. */
+    cw_test_sleep_us(3u * (unsigned)model_callback_delay_us());
+    assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+    r->late_seen = a1.late_callbacks - a0.late_callbacks;
+    r->samples = a1.lateness_samples - a0.lateness_samples;
+    r->callback_first = a1.hybrid_callback_first - a0.hybrid_callback_first;
+    clReleaseCommandQueue(q);
+}
+
+/*
+ * A status read that finds a command done before its callback measures how
+ * late the callback came, except where the device takes every CPU the
+ * waiting thread may run on: there the callback's thread may simply wait
+ * for the CPU the waiter holds, which is the machine's load and not the
+ * driver's lateness. Under a model whose callbacks come 20 ms late, on one
+ * CPU: commands seen done first on a queue whose device is a CPU device add
+ * no sample (but those of callbacks that beat a poll, which only lower the
+ * lateness); on one reported a GPU they do.
+ */
+static void seen_first_measures_only_where_the_device_leaves_a_cpu(void **state) {
+    (void)state;
+    if (model_callback_delay_us() < 1000)
+        skip();
+    /* Pinned, then asleep past auto's view of the allowed CPUs (re-read
+     * every 50 ms), while the probe's own callbacks (group set-up) land. */
+    cpu_set_t old = cw_test_pin_one_cpu();
+    cw_test_sleep_us(3u * (unsigned)model_callback_delay_us());
+    struct seen_first_run runs[] = {{.type = CL_DEVICE_TYPE_CPU}, {.type = CL_DEVICE_TYPE_GPU}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; ++i) {
+        seen_first_waits(&runs[i]);
+        printf("device %s: shares the CPU %s, %llu commands seen done first, %llu lateness "
+               "samples, %llu callbacks first\n",
+               runs[i].type == CL_DEVICE_TYPE_CPU ? "CPU" : "GPU", runs[i].shares ? "yes" : "no",
+               (unsigned long long)runs[i].late_seen, (unsigned long long)runs[i].samples,
+               (unsigned long long)runs[i].callback_first);
+    }
+    cw_test_unpin(old);
+    assert_true(runs[0].shares);
+    assert_false(runs[1].shares);
+    assert_true(runs[0].late_seen >= 1);
+    assert_true(runs[0].samples <= runs[0].callback_first);
+    assert_true(runs[1].late_seen >= 1);
+    assert_true(runs[1].samples > runs[1].callback_first);
+}
+
 /* Auto's spare-CPU rule counts a CPU device's compute units as busy host
  * CPUs while it works, and a GPU's as none (its work is on the device). */
 static void gpu_device_counts_no_host_cpus(void **state) {
@@ -863,6 +950,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(late_callbacks_take_the_hybrid_path),
     cmocka_unit_test(late_wait_outgrowing_its_estimate_ends_by_its_callback),
     cmocka_unit_test(gpu_device_counts_no_host_cpus),
+    cmocka_unit_test(seen_first_measures_only_where_the_device_leaves_a_cpu),
     cmocka_unit_test(wait_parks_on_callers_parker),
     cmocka_unit_test(many_waiters_on_one_event),
 };
