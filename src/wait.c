@@ -283,24 +283,37 @@ static int acquire_and_join(cl_event event, cw__plan *p, cw__completion **c, cl_
  * measure by how much when the callback lands (one measurement at a time
  * per platform), or leave as after any finished wait. `running_ns`: when
  * the read before saw the command running (the command ended since).
- * Where the device takes every CPU this thread may run on, nothing is
- * measured: the thread that calls the callback (on PoCL the worker that
- * set the status) is then likely waiting for the CPU this thread holds,
- * and would land the callback only once this thread sleeps again, after
- * the program's own work and whatever else shares the CPU: the machine's
- * load, not the driver's lateness, and one such sample turns a platform
- * late for every short wait. The probe, which yields while it waits,
- * still measures such a platform.
+ * Where the device takes every CPU this thread may run on, the thread that
+ * calls the callback (on PoCL the worker that set the status) may simply
+ * be waiting for the CPU this thread holds: left to land after the wait,
+ * the callback would come once this thread sleeps again, after the
+ * program's own work, and one such sample turns a platform late for every
+ * short wait. There the wait first gives the CPU away: it parks on `c` for
+ * up to CW__LATE_FLOOR_NS (not past its deadline), and a callback that
+ * lands meanwhile is measured as it came; only one later than that, with
+ * the CPU free for it, is left to measure after the wait, and is late.
  */
 static void leave_seen_first(cl_event event, cw__plan *p, cw__completion *c, uint64_t running_ns) {
     cw__stat_add(CW__STAT_LATE_SEEN, 1);
     uint64_t now = cw_now_ns();
-    if (!cw__estimate_shares_cpus(p->queue_key) && cw__driver_measure_claim(p->driver, now)) {
-        if (!cw__table_leave_seen(event, c, now, running_ns, p->driver))
-            cw__driver_measure_cancel(p->driver);
+    if (!cw__driver_measure_claim(p->driver, now)) {
+        cw__table_leave(event, c, true);
         return;
     }
-    cw__table_leave(event, c, true);
+    if (cw__estimate_shares_cpus(p->queue_key)) {
+        uint64_t until = after_ns(now, CW__LATE_FLOOR_NS);
+        if (until > p->deadline_ns)
+            until = p->deadline_ns;
+        cw__stat_add(CW__STAT_PARKS, 1);
+        if (cw__completion_wait(c, p->parker, until) == CW_OK || cw__completion_is_signalled(c)) {
+            uint64_t landed = cw__completion_landed_ns(c);
+            cw__driver_lateness_seen(p->driver, landed > now ? landed - now : 0, now - running_ns);
+            cw__table_leave(event, c, true);
+            return;
+        }
+    }
+    if (!cw__table_leave_seen(event, c, now, running_ns, p->driver))
+        cw__driver_measure_cancel(p->driver);
 }
 
 /* After giving up at the deadline: a signal that landed as we left means
@@ -326,8 +339,7 @@ static int leave_with(cl_event event, cw__completion *c, int rc, cl_int *cl_stat
 }
 
 /* Auto parks without a spin: every this many waits per thread on a platform
- * whose callback lateness is known (every wait until it is), on a device
- * that leaves this thread a CPU of its own, for waits
+ * whose callback lateness is known (every wait until it is), for waits
  * expected to last at most PEEK_MAX_NS, it reads the status half way
  * through the expected wait: the expected wait of callback waits includes
  * the callbacks' lateness, so a command found complete there before its
@@ -344,10 +356,6 @@ static uint64_t peek_time(const cw__plan *p, uint64_t now) {
         p->expected_ns > PEEK_MAX_NS || !p->driver)
         return CW_DEADLINE_NONE;
     if (cw__driver_lateness_known(p->driver) && ++waits % PEEK_EVERY != 0)
-        return CW_DEADLINE_NONE;
-    /* Where the device takes this thread's CPUs a command found done
-     * before its callback measures nothing (leave_seen_first). */
-    if (cw__estimate_shares_cpus(p->queue_key))
         return CW_DEADLINE_NONE;
     return after_ns(now, p->expected_ns / 2u);
 }

@@ -862,15 +862,15 @@ static void seen_first_waits(struct seen_first_run *r) {
 
 /*
  * A status read that finds a command done before its callback measures how
- * late the callback came, except where the device takes every CPU the
- * waiting thread may run on: there the callback's thread may simply wait
- * for the CPU the waiter holds, which is the machine's load and not the
- * driver's lateness. Under a model whose callbacks come 20 ms late, on one
- * CPU: commands seen done first on a queue whose device is a CPU device add
- * no sample (but those of callbacks that beat a poll, which only lower the
- * lateness); on one reported a GPU they do.
+ * late the callback came. Where the device takes every CPU the waiting
+ * thread may run on, the wait first parks for up to CW__LATE_FLOOR_NS, so
+ * that a callback kept off the CPU by the waiter lands as it would have;
+ * a callback later than that, with the CPU free for it, is still measured.
+ * Under a model whose callbacks come 20 ms late, on one CPU, commands seen
+ * done first give lateness samples on a queue whose device is a CPU device
+ * as on one reported a GPU.
  */
-static void seen_first_measures_only_where_the_device_leaves_a_cpu(void **state) {
+static void seen_first_measures_late_callbacks_on_any_device(void **state) {
     (void)state;
     if (model_callback_delay_us() < 1000)
         skip();
@@ -899,10 +899,10 @@ static void seen_first_measures_only_where_the_device_leaves_a_cpu(void **state)
         clReleaseCommandQueue(runs[i].queue);
     assert_true(runs[0].shares);
     assert_false(runs[1].shares);
-    assert_true(runs[0].late_seen >= 1);
-    assert_true(runs[0].samples <= runs[0].callback_first);
-    assert_true(runs[1].late_seen >= 1);
-    assert_true(runs[1].samples > runs[1].callback_first);
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; ++i) {
+        assert_true(runs[i].late_seen >= 1);
+        assert_true(runs[i].samples > runs[i].callback_first);
+    }
 }
 
 /* Auto's spare-CPU rule counts a CPU device's compute units as busy host
@@ -956,7 +956,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(late_callbacks_take_the_hybrid_path),
     cmocka_unit_test(late_wait_outgrowing_its_estimate_ends_by_its_callback),
     cmocka_unit_test(gpu_device_counts_no_host_cpus),
-    cmocka_unit_test(seen_first_measures_only_where_the_device_leaves_a_cpu),
+    cmocka_unit_test(seen_first_measures_late_callbacks_on_any_device),
     cmocka_unit_test(wait_parks_on_callers_parker),
     cmocka_unit_test(many_waiters_on_one_event),
 };

@@ -70,9 +70,8 @@ typedef struct cw_stats_auto {
     /* The largest learned callback lateness of a platform, ns. */
     uint64_t lateness_ns;
     /* Lateness measurements taken (the probe's; callbacks that landed
-     * after a status read had found their command complete, on a device
-     * that leaves the waiting thread a CPU of its own; hybrid waits that
-     * the callback ended). */
+     * after a status read had found their command complete; hybrid waits
+     * that the callback ended). */
     uint64_t lateness_samples;
     /* Waits (cw_wait, wait-all/any) and notifier watches that scheduled no
      * failed-command check: their platform's failed commands fire. */
