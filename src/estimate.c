@@ -138,11 +138,7 @@ static long runnable_threads(void) {
     return running > 0 ? running : LONG_MAX;
 }
 
-/*
- * Whether a CPU is spare for spinning: one for this thread beyond the
- * `device_cpus` the device's workers take, and fewer runnable threads than
- * allowed CPUs.
- */
+/* Re-read the view once it is AUTO_SAMPLE_NS old. */
 static void view_refresh(void) {
     uint64_t now = cw_now_ns();
     if (!auto_view.valid || now - auto_view.sampled_ns >= AUTO_SAMPLE_NS) {
@@ -155,6 +151,11 @@ static void view_refresh(void) {
     }
 }
 
+/*
+ * Whether a CPU is spare for spinning: one for this thread beyond the
+ * `device_cpus` the device's workers take, and fewer runnable threads than
+ * allowed CPUs.
+ */
 static bool spare_cpu(unsigned device_cpus) {
     view_refresh();
     return auto_view.allowed > (long)device_cpus && auto_view.running < auto_view.allowed;
