@@ -236,6 +236,12 @@ void cw__driver_lateness_seen(cw__driver *d, uint64_t at_least_ns, uint64_t unce
     atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
 }
 
+void cw__driver_lateness_landed(cw__driver *d, uint64_t landed_ns, uint64_t seen_ns,
+                                uint64_t running_ns) {
+    cw__driver_lateness_seen(d, landed_ns > seen_ns ? landed_ns - seen_ns : 0,
+                             seen_ns > running_ns ? seen_ns - running_ns : 0);
+}
+
 bool cw__driver_measure_claim(cw__driver *d, uint64_t now_ns) {
     if (!d)
         return false;

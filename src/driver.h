@@ -73,6 +73,11 @@ void cw__driver_lateness_sample(cw__driver *d, uint64_t ns);
  * lateness): it raises the estimate to at_least_ns and never lowers it.
  */
 void cw__driver_lateness_seen(cw__driver *d, uint64_t at_least_ns, uint64_t uncertain_ns);
+/* The same from the times: a callback that landed at `landed_ns` for a
+ * command a status read saw finished at `seen_ns`, the read before it
+ * having seen it running at `running_ns`. */
+void cw__driver_lateness_landed(cw__driver *d, uint64_t landed_ns, uint64_t seen_ns,
+                                uint64_t running_ns);
 
 /* Whether a lateness measurement may start now (one at a time per
  * platform, so at most one record lingers for it); claims it when true. A

@@ -151,14 +151,20 @@ static void view_refresh(void) {
     }
 }
 
+/* Whether a device whose workers take `device_cpus` takes every CPU this
+ * thread may run on. */
+static bool takes_every_cpu(unsigned device_cpus) {
+    view_refresh();
+    return (long)device_cpus >= auto_view.allowed;
+}
+
 /*
  * Whether a CPU is spare for spinning: one for this thread beyond the
  * `device_cpus` the device's workers take, and fewer runnable threads than
  * allowed CPUs.
  */
 static bool spare_cpu(unsigned device_cpus) {
-    view_refresh();
-    return auto_view.allowed > (long)device_cpus && auto_view.running < auto_view.allowed;
+    return !takes_every_cpu(device_cpus) && auto_view.running < auto_view.allowed;
 }
 
 /*
@@ -199,9 +205,7 @@ unsigned cw__estimate_host_cpus(uintptr_t key) {
 }
 
 bool cw__estimate_shares_cpus(uintptr_t key) {
-    unsigned units = host_units(key);
-    view_refresh();
-    return (long)units >= auto_view.allowed;
+    return takes_every_cpu(host_units(key));
 }
 
 /* Auto: the spin budget for this wait, or 0 to park at once (cooperative).

@@ -253,9 +253,7 @@ static void record_wake(cw__watcher *w) {
     }
     cw__spinlock_unlock(&table_lock);
     if (measure) {
-        uint64_t landed = cw__completion_landed_ns(r->fired);
-        cw__driver_lateness_seen(measure, landed > seen ? landed - seen : 0,
-                                 seen > running ? seen - running : 0);
+        cw__driver_lateness_landed(measure, cw__completion_landed_ns(r->fired), seen, running);
     }
     signal_all(&t);
 }

@@ -306,8 +306,7 @@ static void leave_seen_first(cl_event event, cw__plan *p, cw__completion *c, uin
             until = p->deadline_ns;
         cw__stat_add(CW__STAT_PARKS, 1);
         if (cw__completion_wait(c, p->parker, until) == CW_OK || cw__completion_is_signalled(c)) {
-            uint64_t landed = cw__completion_landed_ns(c);
-            cw__driver_lateness_seen(p->driver, landed > now ? landed - now : 0, now - running_ns);
+            cw__driver_lateness_landed(p->driver, cw__completion_landed_ns(c), now, running_ns);
             cw__table_leave(event, c, true);
             return;
         }
