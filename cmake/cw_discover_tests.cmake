@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Run at build time (cmake -P): ask a cmocka test binary for its cases and
 # write one ctest test per case, so each case runs in its own process with its
-# own timeout. Fails the build if the binary lists nothing.
+# own timeout. Fails the build if the binary lists nothing. TEST_PROCESSORS
+# (default 1): the ctest slots each case takes (tests/CMakeLists.txt, the end).
 string(REPLACE "|" ";" TEST_ENV "${TEST_ENV}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E env ${TEST_ENV} ${TEST_EXE} --list
                 OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -9,6 +10,9 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${TEST_EXE} --list failed (${rc})")
 endif()
 string(REPLACE "\n" ";" cases "${out}")
+if(NOT TEST_PROCESSORS)
+  set(TEST_PROCESSORS 1)
+endif()
 set(content "")
 set(count 0)
 foreach(case IN LISTS cases)
@@ -17,7 +21,7 @@ foreach(case IN LISTS cases)
   endif()
   math(EXPR count "${count} + 1")
   string(APPEND content "add_test([=[${TEST_PREFIX}.${case}]=] [==[${TEST_EXE}]==] [=[${case}]=])\n")
-  string(APPEND content "set_tests_properties([=[${TEST_PREFIX}.${case}]=] PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS [=[${TEST_LABELS}]=] ENVIRONMENT [=[${TEST_ENV}]=])\n")
+  string(APPEND content "set_tests_properties([=[${TEST_PREFIX}.${case}]=] PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS [=[${TEST_LABELS}]=] ENVIRONMENT [=[${TEST_ENV}]=] PROCESSORS ${TEST_PROCESSORS})\n")
 endforeach()
 if(count EQUAL 0)
   message(FATAL_ERROR "${TEST_EXE} lists no test case")
