@@ -71,9 +71,9 @@ run_suite() {
     # The stress cases' books (completions signalled, abandoned), from
     # ctest's log of this run, so that a CI log keeps the figures.
     echo "== [$name] stress books"
-    awk '/^[0-9]+\/[0-9]+ Testing: stress\./ { name = $3 }
+    awk -v suite="$name" '/^[0-9]+\/[0-9]+ Testing: stress\./ { name = $3 }
          name && /^<end of output>/ { name = "" }
-         name && started && !/^\[/ { print name ": " $0 }
+         name && started && !/^\[/ { print "[" suite "] " name ": " $0 }
          { started = name && (started || /^-+$/) }' \
         "$dir/Testing/Temporary/LastTest.log"
     return "$rc"
