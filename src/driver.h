@@ -89,14 +89,18 @@ bool cw__driver_measure_claim(cw__driver *d, uint64_t now_ns);
 void cw__driver_measure_cancel(cw__driver *d);
 
 /*
- * Whether the driver's own clWaitForEvents sleeps (the CPU it takes is
- * under 1/CW__OWN_WAIT_CPU_SHARE of its wall time), learned by timing the
+ * Whether the driver's own clWaitForEvents sleeps, learned by timing the
  * first CW__OWN_WAIT_TRIALS such waits of auto on a platform whose
- * callbacks are late; only waits of at least CW__OWN_WAIT_MIN_NS count.
- * The share is small and the waits long so that a spinning driver wait
- * preempted on a loaded machine (a quarter of a CPU) still counts as
- * spinning, and a sleeping one's fixed cost (a wake-up, some system calls:
- * tens of µs) does not make it look busy.
+ * callbacks are late; only waits of at least CW__OWN_WAIT_MIN_NS count. A
+ * trial slept when the CPU it took, less CW__OWN_WAIT_FIXED_NS, is under
+ * 1/CW__OWN_WAIT_CPU_SHARE of its wall time, and the driver's wait sleeps
+ * when at least half the trials slept. The share is small and the waits long
+ * so that a spinning driver wait preempted on a loaded machine (a quarter
+ * of a CPU) still counts as spinning. The allowance is a sleeping wait's
+ * fixed cost (a wake-up, some system calls: 20-25 µs of thread CPU for
+ * PoCL's on a 2-CPU VM, an eighth of a 200 µs wait), which alone would
+ * make a short one look busy; a quarter of a CPU still counts as spinning
+ * with it for waits of 8 x the allowance (CW__OWN_WAIT_MIN_NS) and more.
  * Where it sleeps, auto waits in it rather than polling: no poll costs
  * less CPU than a driver's sleep, and a late callback cannot end it late.
  * `cw__driver_own_wait_sleeps`: known and true (NULL: false);
@@ -105,6 +109,7 @@ void cw__driver_measure_cancel(cw__driver *d);
 #define CW__OWN_WAIT_TRIALS 4u
 #define CW__OWN_WAIT_CPU_SHARE 8u
 #define CW__OWN_WAIT_MIN_NS 200000u
+#define CW__OWN_WAIT_FIXED_NS (CW__OWN_WAIT_MIN_NS / 8u)
 bool cw__driver_own_wait_sleeps(const cw__driver *d);
 bool cw__driver_own_wait_open(const cw__driver *d);
 /* One timed clWaitForEvents: its thread CPU time and wall time, ns. */

@@ -77,8 +77,9 @@ static void lateness_seen_long_after_the_end_is_a_lower_bound(void **state) {
 }
 
 /* The driver's own wait is judged by CW__OWN_WAIT_TRIALS timed waits of at
- * least CW__OWN_WAIT_MIN_NS: asleep when their CPU time is under
- * 1/CW__OWN_WAIT_CPU_SHARE of their wall time. */
+ * least CW__OWN_WAIT_MIN_NS: a trial slept when its CPU time, less
+ * CW__OWN_WAIT_FIXED_NS, is under 1/CW__OWN_WAIT_CPU_SHARE of its wall
+ * time, and the wait sleeps when at least half the trials slept. */
 static void own_wait_is_judged_after_its_trials(void **state) {
     (void)state;
     assert_false(cw__driver_own_wait_open(NULL));
@@ -92,27 +93,45 @@ static void own_wait_is_judged_after_its_trials(void **state) {
         cw__driver_own_wait_sample(d, 0, CW__OWN_WAIT_MIN_NS - 1);
     assert_true(cw__driver_own_wait_open(d));
     assert_false(cw__driver_own_wait_sleeps(d));
-    /* Exactly the share is not under it: the trials say "spins" unless the
-     * CPU time is below it, summed over the trials. */
+    /* Exactly the share past the allowance is not under it: that trial
+     * did not sleep; one nanosecond less did. Two of each: half slept. */
     const uint64_t wall = CW__OWN_WAIT_MIN_NS * 4u;
-    for (unsigned i = 0; i + 1 < CW__OWN_WAIT_TRIALS; ++i) {
-        cw__driver_own_wait_sample(d, wall / CW__OWN_WAIT_CPU_SHARE, wall);
+    const uint64_t share = wall / CW__OWN_WAIT_CPU_SHARE + CW__OWN_WAIT_FIXED_NS;
+    const uint64_t cpu[] = {share, share - 1, share, share - 1};
+    for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i) {
         assert_true(cw__driver_own_wait_open(d));
         assert_false(cw__driver_own_wait_sleeps(d));
+        cw__driver_own_wait_sample(d, cpu[i % 4u], wall);
     }
-    cw__driver_own_wait_sample(d, wall / CW__OWN_WAIT_CPU_SHARE - CW__OWN_WAIT_TRIALS, wall);
+    assert_false(cw__driver_own_wait_open(d));
+    assert_true(cw__driver_own_wait_sleeps(d));
+}
+
+/* A sleeping wait's fixed cost (a wake-up, system calls) takes nearly the
+ * allowance again on top of the share in the shortest counted waits, and
+ * half the trials cost half their wall time in CPU (as the first waits on a
+ * queue may): still asleep. */
+static void sleeping_own_wait_outvotes_costly_trials(void **state) {
+    (void)state;
+    cw__driver *d = settled_driver();
+    const uint64_t wall = CW__OWN_WAIT_MIN_NS;
+    for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i)
+        cw__driver_own_wait_sample(
+            d, i % 2u ? wall / 2u : CW__OWN_WAIT_FIXED_NS + wall / CW__OWN_WAIT_CPU_SHARE - 1,
+            wall);
     assert_false(cw__driver_own_wait_open(d));
     assert_true(cw__driver_own_wait_sleeps(d));
 }
 
 /* The same trials, of a driver whose wait spins (about a CPU for its wall
- * time, a quarter of one when preempted): never judged asleep. */
+ * time, a quarter of one when preempted), in the shortest counted waits:
+ * never judged asleep, even with one trial spent off the CPU. */
 static void spinning_own_wait_is_not_taken_for_a_sleep(void **state) {
     (void)state;
     cw__driver *d = settled_driver();
-    const uint64_t wall = CW__OWN_WAIT_MIN_NS * 2u;
+    const uint64_t wall = CW__OWN_WAIT_MIN_NS;
     for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i)
-        cw__driver_own_wait_sample(d, i % 2 ? wall : wall / 4u, wall);
+        cw__driver_own_wait_sample(d, i == 0 ? 0 : i % 2u ? wall : wall / 4u, wall);
     assert_false(cw__driver_own_wait_open(d));
     assert_false(cw__driver_own_wait_sleeps(d));
 }
@@ -289,6 +308,7 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(lateness_is_a_moving_estimate_and_late_follows_the_rule),
     cmocka_unit_test(lateness_seen_long_after_the_end_is_a_lower_bound),
     cmocka_unit_test(own_wait_is_judged_after_its_trials),
+    cmocka_unit_test(sleeping_own_wait_outvotes_costly_trials),
     cmocka_unit_test(spinning_own_wait_is_not_taken_for_a_sleep),
     cmocka_unit_test(long_waits_take_the_own_wait_where_it_costs_no_more),
     cmocka_unit_test(long_waits_keep_the_callback_where_the_own_wait_costs_more),

@@ -49,6 +49,7 @@ int main(void) {
     PRINT(CW__OWN_WAIT_TRIALS);
     PRINT(CW__OWN_WAIT_MIN_NS);
     PRINT(CW__OWN_WAIT_CPU_SHARE);
+    PRINT(CW__OWN_WAIT_FIXED_NS);
 
     /* The first check of a default wait expected to be long, and of one
      * expected longer than the cap, as the plan computes them. */
