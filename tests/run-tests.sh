@@ -46,9 +46,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # run_suite NAME CMAKE_ARGS...; in the environment, CW_CTEST_LABEL narrows
-# the tests to a ctest label (the stress cases are labelled opencl), CW_CTEST_LABEL_EXCLUDE leaves out
-# those with a label matching a regex and CW_CTEST_EXCLUDE those whose name
-# matches one.
+# the tests to a ctest label (the stress cases are labelled opencl),
+# CW_CTEST_LABEL_EXCLUDE leaves out those with a label matching a regex and
+# CW_CTEST_EXCLUDE those whose name matches one.
 run_suite() {
     local name=$1
     shift

@@ -163,8 +163,9 @@ static cl_int wait_for_events(cl_uint n, const cl_event *evs) {
 
 /* Every call is counted in the profile, those the real call judges too.
  * Without --stats or --trace there is nothing to count, and no span is
- * made: the span's clock reads and stores would be most of what the call
- * costs on events already complete. */
+ * made: making, copying and ending the span record cost about a fifth of
+ * the driver's own call on events already complete (valgrind's count of
+ * instructions: 55, against PoCL's 257). */
 CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list) {
     if (cwp_passthrough())
         return cwp_real.wait_for_events(num_events, event_list);
