@@ -123,9 +123,9 @@ bool cw__driver_own_wait_sleeps(const cw__driver *d) {
     return 2u * asleep >= trials;
 }
 
-/* A vote a trial, not a sum: one costly wait (among the first on a queue,
- * a third to a half of its wall time in thread CPU, seen under the pocl7
- * model) would outweigh the other trials' sleeps in a sum.
+/* A vote a trial, not a sum: one costly wait (a third to a half of its wall
+ * time in thread CPU, seen under the pocl7 model) would outweigh the other
+ * trials' sleeps in a sum.
  * Racing trials may count more than CW__OWN_WAIT_TRIALS samples, or be
  * read between a vote and the count: a hint off for a while, never a
  * wrong wait (either way of waiting is correct). */

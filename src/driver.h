@@ -98,7 +98,7 @@ void cw__driver_measure_cancel(cw__driver *d);
  * so that a spinning driver wait preempted on a loaded machine (a quarter
  * of a CPU) still counts as spinning. The allowance is a sleeping wait's
  * fixed cost (a wake-up, some system calls: 20-25 µs of thread CPU for
- * PoCL's on a 2-CPU VM, an eighth of a 200 µs wait), which alone would
+ * PoCL's on a 2-CPU VM, nearly an eighth of a 200 µs wait), which alone would
  * make a short one look busy; a quarter of a CPU still counts as spinning
  * with it for waits of 8 x the allowance (CW__OWN_WAIT_MIN_NS) and more.
  * Where it sleeps, auto waits in it rather than polling: no poll costs

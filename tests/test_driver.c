@@ -109,8 +109,7 @@ static void own_wait_is_judged_after_its_trials(void **state) {
 
 /* A sleeping wait's fixed cost (a wake-up, system calls) takes nearly the
  * allowance again on top of the share in the shortest counted waits, and
- * half the trials cost half their wall time in CPU (as the first waits on a
- * queue may): still asleep. */
+ * half the trials cost half their wall time in CPU: still asleep. */
 static void sleeping_own_wait_outvotes_costly_trials(void **state) {
     (void)state;
     cw__driver *d = settled_driver();
