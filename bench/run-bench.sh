@@ -13,9 +13,9 @@ usage() {
 usage: bench/run-bench.sh [--help] [cw-bench options...]
 
 Installs missing Debian packages (pocl-opencl-icd ocl-icd-opencl-dev
-opencl-c-headers cmake gcc gnuplot-nox python3) with apt-get, configures and
-builds cw in Release into build-bench/ (tests off), runs cw-bench with default
-settings and writes:
+opencl-c-headers cmake make gcc gnuplot-nox python3) with apt-get,
+configures and builds cw in Release into build-bench/ (tests off), runs
+cw-bench with default settings and writes:
   out/bench.txt   the table printed on stdout
   out/bench.json  header + one record per (kernel, config, strategy)
   out/bench.csv   the same as CSV
@@ -44,7 +44,7 @@ cd "$root"
 build_dir=${BUILD_DIR:-build-bench}
 out_dir=${OUT_DIR:-out}
 
-packages="pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers cmake gcc gnuplot-nox python3"
+packages="pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers cmake make gcc gnuplot-nox python3"
 if [ "${SKIP_APT:-0}" != 1 ]; then
     if command -v dpkg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
         missing=""
