@@ -43,4 +43,9 @@ static inline bool cwp_native_blocking(void) {
     return cwp_cfg.native && !cwp_cfg.hang_ns;
 }
 
+/* --stats or --trace: the calls are measured (profile.h). */
+static inline bool cwp_profiled(void) {
+    return cwp_cfg.stats || cwp_cfg.trace;
+}
+
 #endif

@@ -60,7 +60,7 @@ void cwp_start_once(void) {
     }
     cwp_config_read();
     /* Before the first wait the profile measures. */
-    if (cwp_cfg.active && (cwp_cfg.stats || cwp_cfg.trace))
+    if (cwp_cfg.active && cwp_profiled())
         cwp_profile_start();
 }
 
@@ -70,7 +70,7 @@ __attribute__((constructor)) static void start_at_load(void) {
     cwp_init();
     if (cwp_cfg.active && atexit(cwp_reach_notice) != 0)
         cwp_warn("%s", "cannot register the exit handler that checks what cw-run reached");
-    if (cwp_cfg.active && (cwp_cfg.stats || cwp_cfg.trace) && atexit(cwp_profile_report) != 0)
+    if (cwp_cfg.active && cwp_profiled() && atexit(cwp_profile_report) != 0)
         cwp_warn("%s", "cannot register the profile's exit handler: no profile");
 }
 

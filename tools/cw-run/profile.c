@@ -151,7 +151,7 @@ cwp_span cwp_span_begin(enum cwp_call k) {
     }
     if (cwp_cfg.trace)
         cwp_trace_begin(&s);
-    if (cwp_cfg.stats || cwp_cfg.trace || k == CWP_FINISH)
+    if (cwp_profiled() || k == CWP_FINISH)
         s.wall = clock_ns(CLOCK_MONOTONIC);
     if (s.sampled)
         s.cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -187,7 +187,7 @@ void cwp_span_end_at(enum cwp_call k, cwp_span s, cl_int result, uint64_t wall_e
 }
 
 void cwp_span_end(enum cwp_call k, cwp_span s, cl_int result) {
-    if (cwp_cfg.stats || cwp_cfg.trace)
+    if (cwp_profiled())
         cwp_span_end_at(k, s, result, clock_ns(CLOCK_MONOTONIC));
 }
 

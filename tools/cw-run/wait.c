@@ -169,7 +169,7 @@ static cl_int wait_for_events(cl_uint n, const cl_event *evs) {
 CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list) {
     if (cwp_passthrough())
         return cwp_real.wait_for_events(num_events, event_list);
-    if (!cwp_cfg.stats && !cwp_cfg.trace)
+    if (!cwp_profiled())
         return wait_for_events(num_events, event_list);
     cwp_span s = cwp_span_begin(CWP_WAIT_FOR_EVENTS);
     cwp_span_subject(&s, NULL, event_list, num_events);
@@ -253,7 +253,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * the time a command takes stays as it was, and without --stats
          * or --trace no clock is read.
          */
-        if (!cwp_cfg.stats && !cwp_cfg.trace)
+        if (!cwp_profiled())
             return cwp_real.finish(queue);
         cwp_span s = cwp_span_begin(CWP_FINISH);
         cwp_span_subject(&s, queue, NULL, 0);
