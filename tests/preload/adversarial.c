@@ -23,6 +23,9 @@
  *   adversarial wait-bad-input     clWaitForEvents calls the real call
  *                      judges (prints how many were made)
  *   adversarial finish-idle [N]    clFinish N times on an idle queue
+ *   adversarial failing-finishes [ROUNDS]  clFinish on a queue whose
+ *                      command another thread fails during the call, ROUNDS
+ *                      times on one queue (default 200)
  */
 #undef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
@@ -632,12 +635,51 @@ static void finish_idle(int n) {
     clReleaseCommandQueue(q);
 }
 
+/* --- failing-finishes -------------------------------------------------- */
+
+/*
+ * Each round a marker gated on a user event that another thread fails 1 ms
+ * later, then clFinish. The program keeps its event until that thread is
+ * done: with no reference but the driver's, PoCL 3.1 aborts natively (it
+ * locks a failed command again after dropping its own reference to it), so
+ * a reference the wrapper drops too early is the same abort. Also counted:
+ * the calls that took over 500 ms, where cw reports the failure at its
+ * first status check (16 ms), in every round; three of them end the run.
+ */
+static void failing_finishes(int rounds) {
+    cl_command_queue q = new_queue();
+    int slow = 0, r;
+    cl_int rc0 = CL_SUCCESS;
+    for (r = 0; r < rounds && slow < 3; ++r) {
+        cl_event gate = user_event(), mk;
+        CHECK(clEnqueueMarkerWithWaitList(q, 1, &gate, &mk));
+        later l;
+        later_start(&l, gate, -14, 1);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        cl_int rc = clFinish(q);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        pthread_join(l.thread, NULL);
+        if (r == 0)
+            rc0 = rc;
+        else if (rc != rc0)
+            rc0 = 1;
+        slow += (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 > 500;
+        clReleaseEvent(mk);
+        clReleaseEvent(gate);
+    }
+    char buf[80];
+    snprintf(buf, sizeof buf, "%d rounds, %d over 500 ms", r, slow);
+    line("finish.command_failed_meanwhile", rc0, buf);
+    clReleaseCommandQueue(q);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     if (!strcmp(mode, "--help") || !strcmp(mode, "-h") || !*mode) {
         printf("usage: adversarial user-release [ROUNDS] | map-failed-gate | "
                "blocking-failed-gate | blocking-flag | event-refs | dlsym-release | "
-               "wait-bad-input | finish-idle [N]\n");
+               "wait-bad-input | finish-idle [N] | failing-finishes [ROUNDS]\n");
         return *mode ? 0 : 2;
     }
     setup();
@@ -658,6 +700,8 @@ int main(int argc, char **argv) {
         wait_bad_input();
     else if (!strcmp(mode, "finish-idle"))
         finish_idle(argc > 2 ? atoi(argv[2]) : 1000);
+    else if (!strcmp(mode, "failing-finishes"))
+        failing_finishes(argc > 2 ? atoi(argv[2]) : 200);
     else {
         fprintf(stderr, "adversarial: unknown case %s\n", mode);
         rc = 2;

@@ -38,6 +38,7 @@
 
 #include "preload.h"
 #include "profile.h"
+#include "settle.h"
 #include "trace.h"
 #include "track.h"
 #include "wait.h"
@@ -92,8 +93,7 @@ static cl_int end(blocking_call *b, cl_int err) {
             (void)cwp_wait_one(b->k, *b->evp);
             cwp_trace_device(*b->evp);
         }
-        if (b->own)
-            clReleaseEvent(b->own);
+        cwp_settle_release(b->own);
         break;
     case NATIVE:
         break;

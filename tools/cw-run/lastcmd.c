@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "profile.h"
+#include "settle.h"
 
 /*
  * A small array, searched linearly under one mutex: programs use a handful
@@ -169,10 +170,8 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
         s->early = false;
     }
     pthread_mutex_unlock(&lock);
-    if (old)
-        clReleaseEvent(old);
-    if (drop)
-        clReleaseEvent(drop);
+    cwp_settle_release(old);
+    cwp_settle_release(drop);
 }
 
 uint64_t cwp_last_expected(const cwp_last *l, uint64_t now_ns) {
@@ -215,11 +214,11 @@ cwp_last cwp_last_take(cl_command_queue queue) {
 }
 
 void cwp_last_waited(cl_command_queue queue, const cwp_last *l, uint64_t begin_ns, uint64_t end_ns,
-                     bool finished) {
+                     bool finished, bool timed) {
     pthread_mutex_lock(&lock);
     slot *s = queue ? find(queue) : NULL;
     if (s) {
-        if (l->commands && end_ns > l->first_ns && end_ns > begin_ns) {
+        if (timed && l->commands && end_ns > l->first_ns && end_ns > begin_ns) {
             uint64_t per = (end_ns - l->first_ns) / l->commands;
             if (per > end_ns - begin_ns)
                 per = end_ns - begin_ns;
@@ -232,7 +231,5 @@ void cwp_last_waited(cl_command_queue queue, const cwp_last *l, uint64_t begin_n
 }
 
 void cwp_last_forget(cl_command_queue queue) {
-    cl_event ev = take(queue, true).event;
-    if (ev)
-        clReleaseEvent(ev);
+    cwp_settle_release(take(queue, true).event);
 }

@@ -54,15 +54,19 @@ uint64_t cwp_last_expected(const cwp_last *l, uint64_t now_ns);
 /*
  * A clFinish on `queue`, whose take returned `l`, waited from `begin_ns` to
  * `end_ns`, and returned CL_SUCCESS when `finished`. The time a command
- * takes is learned from it: the time from the first of its commands'
- * recording to the end, per command (no more than the wait itself: a
- * program that enqueued one command long before the rest did not keep the
- * queue busy meanwhile), as a decaying maximum, max(sample, previous / 2),
- * so that one quick call does not undo a long history. A finished call
- * leaves the queue idle, unless an enqueue was recorded since its take.
+ * takes is learned from it when `timed`: the time from the first of its
+ * commands' recording to the end, per command (no more than the wait
+ * itself: a program that enqueued one command long before the rest did not
+ * keep the queue busy meanwhile), as a decaying maximum, max(sample,
+ * previous / 2), so that one quick call does not undo a long history. A
+ * wait that found a command failed is not timed: it ended at a status
+ * check, whose interval comes from this very time, so learning it would
+ * double the next failed wait's interval, and each after it, up to cw's
+ * cap (1 s). A finished call leaves the queue idle, unless an enqueue was
+ * recorded since its take.
  */
 void cwp_last_waited(cl_command_queue queue, const cwp_last *l, uint64_t begin_ns, uint64_t end_ns,
-                     bool finished);
+                     bool finished, bool timed);
 
 /* Forget `queue` before it is released (its handle may be reused). */
 void cwp_last_forget(cl_command_queue queue);

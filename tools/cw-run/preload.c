@@ -14,6 +14,7 @@
  *   wait.c      clWaitForEvents and clFinish: the waits with cw, and
  *               clSetUserEventStatus, which they need
  *   track.c     the non-blocking enqueues, recorded for clFinish (lastcmd.c)
+ *   settle.c    the preload's own releases, put off while a failure spreads
  *   blocking.c  the blocking reads, writes, maps and copies
  *
  * Interposition. An LD_PRELOADed library comes first in the global symbol

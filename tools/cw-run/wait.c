@@ -10,6 +10,7 @@
 #include "lastcmd.h"
 #include "preload.h"
 #include "real.h"
+#include "settle.h"
 #include "trace.h"
 
 /* How a wait with cw ended; the interposer turns it into its OpenCL code
@@ -189,14 +190,24 @@ CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list
  * reference for the length of the call keeps the event alive until then,
  * whichever wait ends first. A bad handle gets no reference and the real
  * call's error.
+ *
+ * A negative status also fails, inside this call, the commands that wait
+ * on the event, and the preload's own references to those are let go only
+ * after it (settle.h). Counted under every strategy: the last commands the
+ * preload keeps are released on other threads whatever the waits are.
  */
 CWP_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status) {
-    if (cwp_passthrough() || cwp_native_blocking())
+    if (cwp_passthrough())
         return cwp_real.set_user_event_status(event, execution_status);
-    bool held = event && clRetainEvent(event) == CL_SUCCESS;
+    bool failing = execution_status < 0;
+    if (failing)
+        cwp_settle_failing_begin();
+    bool held = !cwp_native_blocking() && event && clRetainEvent(event) == CL_SUCCESS;
     cl_int r = cwp_real.set_user_event_status(event, execution_status);
     if (held)
         clReleaseEvent(event);
+    if (failing)
+        cwp_settle_failing_end();
     return r;
 }
 
@@ -280,12 +291,13 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (last.event) {
         cwp_span s = cwp_span_begin(CWP_FINISH);
         cwp_span_subject(&s, queue, &last.event, 1);
-        wait_events(CWP_FINISH, &last.event, 1, finish_check_us(cwp_last_expected(&last, s.wall)));
+        wait_end waited = wait_events(CWP_FINISH, &last.event, 1,
+                                      finish_check_us(cwp_last_expected(&last, s.wall)));
         cl_int r = cwp_real.finish(queue);
         uint64_t end = cwp_wall_ns();
-        cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS);
+        cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, waited != WAIT_FAILED);
         cwp_span_end_at(CWP_FINISH, s, r, end);
-        clReleaseEvent(last.event);
+        cwp_settle_release(last.event);
         cwp_count_finish_path(true);
         return r;
     }
@@ -305,6 +317,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     cwp_span_subject(&s, queue, NULL, 0);
     cl_int r;
     cl_event marker = NULL;
+    wait_end waited = WAIT_UNJUDGED;
     if (native) {
         r = cwp_real.finish(queue);
     } else if (flushed != CL_SUCCESS || cwp_real.marker(queue, 0, NULL, &marker) != CL_SUCCESS) {
@@ -316,18 +329,17 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * (a failed command before it) is the real call's to report; it
          * returns at once, since everything finished. */
         cwp_hang_finish_marker(marker, queued_last);
-        wait_end waited =
+        waited =
             wait_events(CWP_FINISH, &marker, 1, finish_check_us(cwp_last_expected(&last, s.wall)));
         cwp_hang_finish_marker(NULL, NULL);
         r = waited == WAIT_COMPLETE ? CL_SUCCESS : cwp_real.finish(queue);
-        clReleaseEvent(marker);
+        cwp_settle_release(marker);
         cwp_count_finish_path(false);
     }
     uint64_t end = cwp_wall_ns();
     if (!native)
-        cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS);
+        cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, waited != WAIT_FAILED);
     cwp_span_end_at(CWP_FINISH, s, r, end);
-    if (queued_last)
-        clReleaseEvent(queued_last);
+    cwp_settle_release(queued_last);
     return r;
 }
