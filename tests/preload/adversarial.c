@@ -644,7 +644,10 @@ static void finish_idle(int n) {
  * locks a failed command again after dropping its own reference to it), so
  * a reference the wrapper drops too early is the same abort. Also counted:
  * the calls that took over 500 ms, where cw reports the failure at its
- * first status check (16 ms), in every round; three of them end the run.
+ * first status check (16 ms), in every round. One such call can be the
+ * machine's (a loaded run under ThreadSanitizer had one in 200); a wait
+ * that learned from failed calls made every call after the fifth that
+ * slow, so three of them end the run, and only three show in the output.
  */
 static void failing_finishes(int rounds) {
     cl_command_queue q = new_queue();
@@ -664,12 +667,19 @@ static void failing_finishes(int rounds) {
             rc0 = rc;
         else if (rc != rc0)
             rc0 = 1;
-        slow += (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 > 500;
+        long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        if (ms > 500) {
+            ++slow;
+            fprintf(stderr, "failing-finishes: round %d took %ld ms\n", r, ms);
+        }
         clReleaseEvent(mk);
         clReleaseEvent(gate);
     }
     char buf[80];
-    snprintf(buf, sizeof buf, "%d rounds, %d over 500 ms", r, slow);
+    if (slow < 3)
+        snprintf(buf, sizeof buf, "%d rounds, fewer than 3 over 500 ms", r);
+    else
+        snprintf(buf, sizeof buf, "%d rounds, 3 over 500 ms", r);
     line("finish.command_failed_meanwhile", rc0, buf);
     clReleaseCommandQueue(q);
 }
