@@ -25,7 +25,9 @@
  * interpose is not; its releases are made at once, as before.
  *
  * Thread-safe, without a lock (a fork in another thread leaves nothing
- * held); no OpenCL call but the releases.
+ * held; a child forked while another thread was setting a failing status
+ * keeps that call counted, and so keeps its releases for good); no OpenCL
+ * call but the releases.
  */
 #ifndef CWP_SETTLE_H
 #define CWP_SETTLE_H

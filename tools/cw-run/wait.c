@@ -193,8 +193,10 @@ CWP_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list
  *
  * A negative status also fails, inside this call, the commands that wait
  * on the event, and the preload's own references to those are let go only
- * after it (settle.h). Counted under every strategy: the last commands the
- * preload keeps are released on other threads whatever the waits are.
+ * after it (settle.h). Under --strategy blocking without --hang-ms the
+ * preload waits natively and holds no reference of its own to put off;
+ * the call is counted all the same (one atomic add), so the rule has no
+ * exception to keep in step with the strategies.
  */
 CWP_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status) {
     if (cwp_passthrough())
