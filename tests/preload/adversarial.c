@@ -645,8 +645,9 @@ static void finish_idle(int n) {
  * reference the wrapper drops too early is the same abort.
  *
  * When it fails the event: 1 ms after a reference more on the queue shows
- * (the wrapper's marker, which holds one), or 3 ms in without one
- * (natively, or the wrapper's wait on the queue's last command). The case
+ * (the wrapper's marker, which holds one), or after 3 ms of looking for
+ * one and that 1 ms (natively, or the wrapper's wait on the queue's last
+ * command). The case
  * is about what comes after the failure, with the wait on it just begun: a
  * failure 1 ms after the clFinish began (the wrapper's marker not yet
  * enqueued on a loaded machine) once had PoCL assert on its queue's
