@@ -647,14 +647,13 @@ static void finish_idle(int n) {
  * When it fails the event: 1 ms after a reference more on the queue shows
  * (the wrapper's marker, which holds one), or after 3 ms of looking for
  * one and that 1 ms (natively, or the wrapper's wait on the queue's last
- * command). The case
- * is about what comes after the failure, with the wait on it just begun: a
- * failure 1 ms after the clFinish began (the wrapper's marker not yet
- * enqueued on a loaded machine) once had PoCL assert on its queue's
- * command count under ThreadSanitizer, not reproduced since; one 20 ms in
- * finds poll's wait past its first reads, and the wrapper's early release
- * aborted PoCL in 1 of 10 runs of 100 rounds, against 10 of 10 at 1 or
- * 2 ms (and 10 of 10 of 200 rounds as the case is now).
+ * command). The case is about what comes after the failure, with the wait
+ * on it just begun: a failure 1 ms after the clFinish began (the wrapper's
+ * marker not yet enqueued on a loaded machine) once had PoCL assert on its
+ * queue's command count under ThreadSanitizer, not reproduced since; one
+ * 20 ms in finds poll's wait past its first reads, and the wrapper's early
+ * release aborted PoCL in 1 of 10 runs of 100 rounds, against 10 of 10 at
+ * 1 or 2 ms (and 10 of 10 of 200 rounds as the case is now).
  *
  * Also counted: the calls that took over 500 ms, where cw reports the
  * failure at its first status check (16 ms), in every round. One or two
