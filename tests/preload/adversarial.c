@@ -662,11 +662,11 @@ static void finish_idle(int n) {
  * from failed calls made every call after the fifth that slow, so three of
  * them end the run, and only three show in the output.
  */
+/* A later (above) that first waits for the wrapper's marker. */
 typedef struct failer {
-    cl_event ev;
+    later l; /* the gate, -14, 1 ms */
     cl_command_queue q;
     cl_uint refs; /* the queue's reference count before clFinish */
-    pthread_t thread;
 } failer;
 
 static void *failer_main(void *arg) {
@@ -680,9 +680,7 @@ static void *failer_main(void *arg) {
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
-    sleep_ms(1);
-    clSetUserEventStatus(f->ev, -14);
-    return NULL;
+    return later_main(&f->l);
 }
 
 static void failing_finishes(int rounds) {
@@ -692,15 +690,15 @@ static void failing_finishes(int rounds) {
     for (r = 0; r < rounds && slow < 3; ++r) {
         cl_event gate = user_event(), mk;
         CHECK(clEnqueueMarkerWithWaitList(q, 1, &gate, &mk));
-        failer f = {gate, q, 0, 0};
+        failer f = {{gate, -14, 1, 0}, q, 0};
         CHECK(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof f.refs, &f.refs, NULL));
-        if (pthread_create(&f.thread, NULL, failer_main, &f) != 0)
+        if (pthread_create(&f.l.thread, NULL, failer_main, &f) != 0)
             exit(3);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         cl_int rc = clFinish(q);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        pthread_join(f.thread, NULL);
+        pthread_join(f.l.thread, NULL);
         if (r == 0)
             rc0 = rc;
         else if (rc != rc0)
