@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The README's first program, as a user meets it: the blocks after the
+# The first program (examples/first-program.md, which README.md points to),
+# as a user meets it: the blocks after the
 # markers "<!-- readme-test: app.c -->", "... build -->" and "... output -->"
 # are extracted, the build commands run as written (in a scratch folder,
 # against cw installed into a scratch prefix, which CPATH, LIBRARY_PATH and
 # LD_LIBRARY_PATH make as visible as /usr/local is), and what the program
-# prints must be the README's output block.
-# Usage: tests/consumer/readme.sh README BUILD_DIR WORK_DIR [C_COMPILER]
+# prints must be the page's output block.
+# Usage: tests/consumer/readme.sh PAGE BUILD_DIR WORK_DIR [C_COMPILER]
 set -euo pipefail
 readme=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 build=$(cd "$2" && pwd)
@@ -36,16 +37,16 @@ block app.c >"$work/app/app.c"
 block build >"$work/app/build.sh"
 block output >"$work/expected.txt"
 for f in app/app.c app/build.sh expected.txt; do
-    [ -s "$work/$f" ] || fail "README.md has no block for $(basename "$f" .sh)"
+    [ -s "$work/$f" ] || fail "$(basename "$readme") has no block for $(basename "$f" .sh)"
 done
-# `cc` in the README is the C compiler under test.
+# `cc` in the page is the C compiler under test.
 mkdir -p "$work/bin"
 ln -s "$(command -v "$cc")" "$work/bin/cc"
 out=$(cd "$work/app" && PATH="$work/bin:$PATH" CPATH="$work/prefix/include" \
     LIBRARY_PATH="$libdir" LD_LIBRARY_PATH="$libdir" bash -e build.sh 2>&1) ||
-    fail "the README's commands failed:
+    fail "the page's commands failed:
 $out"
 if ! diff -u "$work/expected.txt" - <<<"$out"; then
-    fail "the program's output differs from the README's (above: - README, + program)"
+    fail "the program's output differs from the page's (above: - page, + program)"
 fi
-echo "readme: app.c ($(wc -l <"$work/app/app.c") lines) built with the README's command and printed: $out"
+echo "readme: app.c ($(wc -l <"$work/app/app.c") lines) built with the page's command and printed: $out"
