@@ -94,7 +94,7 @@ if [ "$quick" -eq 0 ]; then
         -DCW_SANITIZE=address,undefined -DCW_INJECT_DELAYS=ON -DCW_BUILD_BENCH=OFF
     CW_STRESS_COMPLETIONS=150000 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
         CW_CTEST_LABEL_EXCLUDE='^(program|model|package)$' \
-        CW_CTEST_EXCLUDE='^model\.(pocl7|neo)\.|^learn\.pocl7\.|^model\.nvidia\.(notify|waitmany)\.|^drivermodel\.|^preload\.(dlopen|mechanism|adversarial_(blocking_flag|dlsym_release|wait_bad_input))$' \
+        CW_CTEST_EXCLUDE='^model\.(pocl7|neo)\.|^learn\.pocl7\.|^model\.nvidia\.(notify|waitmany)\.|^drivermodel\.|^fork\.|^preload\.(dlopen|mechanism|adversarial_(blocking_flag|dlsym_release|wait_bad_input))$' \
         run_suite tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
         -DCW_SANITIZE=thread -DCW_INJECT_DELAYS=ON -DCW_BUILD_BENCH=OFF
     CW_STRESS_COMPLETIONS=100000 CW_CTEST_LABEL=opencl CW_CTEST_LABEL_EXCLUDE='^(program|package)$' \
