@@ -184,24 +184,44 @@ static void one_wait(bool finish, double *cpu, double *runnable, double *wall) {
     clReleaseEvent(l.ev);
 }
 
+/* Why a wait measured as `cpu`, `run` and `wall` us does not look like `how`,
+ * or NULL where it does. */
+static const char *judge_wait(const char *how, double run, double wall) {
+    if (!strcmp(how, "spin") || !strcmp(how, "yield"))
+        return run >= wall / 2 ? NULL : "a polling wait that was not runnable throughout";
+    if (!strcmp(how, "block"))
+        return run <= wall / 10 ? NULL : "a blocking wait that kept running";
+    if (!strncmp(how, "spinblock:", 10)) {
+        double spin = atof(how + 10);
+        if (run < (spin < wall ? spin : wall) / 2)
+            return "did not spin first";
+        return run <= spin + wall / 10 ? NULL : "did not block after the spin";
+    }
+    return "unknown wait mode";
+}
+
+/* A loaded machine can spoil one measurement: a spinning thread kept off
+ * the CPU past its spin's end stays runnable all the while (seen once in a
+ * CI run: 295 ms runnable, 40 ms on a CPU, in a 300 ms spinblock:100000
+ * wait), and a blocked one woken late is runnable while it waits for a
+ * CPU. So a wait that does not look like the model's is measured again, up
+ * to three times in all; a model that waits wrongly fails every time. */
 static int mode_wait(const char *how) {
     for (int finish = 0; finish < 2; ++finish) {
-        double cpu, run, wall;
-        one_wait(finish, &cpu, &run, &wall);
         const char *what = finish ? "clFinish" : "clWaitForEvents";
-        printf("wait: %s (%s) took %.0f us wall; the waiting thread %.0f us on a CPU, %.0f us "
-               "runnable\n",
-               what, how, wall, cpu, run);
-        if (!strcmp(how, "spin") || !strcmp(how, "yield"))
-            CHECK(run >= wall / 2, "%s: a polling wait that was not runnable throughout", what);
-        else if (!strcmp(how, "block"))
-            CHECK(run <= wall / 10, "%s: a blocking wait that kept running", what);
-        else if (!strncmp(how, "spinblock:", 10)) {
-            double spin = atof(how + 10);
-            CHECK(run >= (spin < wall ? spin : wall) / 2, "%s: did not spin first", what);
-            CHECK(run <= spin + wall / 10, "%s: did not block after the spin", what);
-        } else
-            CHECK(0, "unknown wait '%s'", how);
+        const char *why = NULL;
+        for (int attempt = 1; attempt <= 3; ++attempt) {
+            double cpu, run, wall;
+            one_wait(finish, &cpu, &run, &wall);
+            printf("wait: %s (%s) took %.0f us wall; the waiting thread %.0f us on a CPU, %.0f "
+                   "us runnable\n",
+                   what, how, wall, cpu, run);
+            why = judge_wait(how, run, wall);
+            if (!why)
+                break;
+            printf("wait: %s: %s (try %d of 3)\n", what, why, attempt);
+        }
+        CHECK(!why, "%s: %s, three times", what, why);
     }
     return 0;
 }
