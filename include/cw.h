@@ -9,6 +9,7 @@
  *   cw/waitmany.h  cw_wait_all, cw_wait_any
  *   cw/notify.h    completions that signal an event loop's descriptor
  *   cw/stats.h     counters of what the waits did
+ *   cw/learned.h   what auto learned, as text a later process starts from
  * The headers include <CL/cl.h> and leave CL_TARGET_OPENCL_VERSION to the
  * program, as any OpenCL header should. They are C11 and C++11 and later.
  */
@@ -22,5 +23,6 @@
 #include "cw/waitmany.h"
 #include "cw/notify.h"
 #include "cw/stats.h"
+#include "cw/learned.h"
 
 #endif

@@ -10,8 +10,6 @@
 #include <sched.h>
 #include <stdatomic.h>
 
-/* Platforms cw keeps records of; events of any further one get none. */
-#define DRIVER_SLOTS 8u
 /* The probe's longest wait reading its second marker's status, waiting to
  * see it finished (a marker gated on a user event that was just set does no
  * work: on PoCL it finished within 0.2 ms when tried). */
@@ -41,7 +39,7 @@ struct cw__driver {
     _Atomic uint64_t long_own_cpu_ns, long_cb_cpu_ns;
 };
 
-static cw__driver drivers[DRIVER_SLOTS];
+static cw__driver drivers[CW__DRIVER_SLOTS];
 /* clGetPlatformIDs' answer, asked once: the one platform, or NULL when
  * there are several (or none could be listed) and each event is asked. */
 static _Atomic(cl_platform_id) only_platform;
@@ -50,7 +48,7 @@ static _Atomic int platforms_known; /* 0 not asked, 1 asked */
 static cw__driver *slot_of(cl_platform_id p) {
     if (!p)
         return NULL;
-    for (unsigned i = 0; i < DRIVER_SLOTS; ++i) {
+    for (unsigned i = 0; i < CW__DRIVER_SLOTS; ++i) {
         cl_platform_id have = atomic_load_explicit(&drivers[i].platform, memory_order_acquire);
         if (have == p)
             return &drivers[i];
@@ -77,6 +75,18 @@ static cl_platform_id platform_of(cl_event event) {
         size < sizeof devs[0] ||
         clGetDeviceInfo(devs[0], CL_DEVICE_PLATFORM, sizeof p, &p, NULL) != CL_SUCCESS)
         return NULL;
+    return p;
+}
+
+cw__driver *cw__driver_of_platform(cl_platform_id p) {
+    return slot_of(p);
+}
+
+cl_platform_id cw__driver_slot(unsigned i, cw__driver **d) {
+    cl_platform_id p = i < CW__DRIVER_SLOTS
+                           ? atomic_load_explicit(&drivers[i].platform, memory_order_acquire)
+                           : NULL;
+    *d = p ? &drivers[i] : NULL;
     return p;
 }
 
@@ -425,10 +435,59 @@ out:
     atomic_store_explicit(&d->probe, PROBE_DONE, memory_order_relaxed);
 }
 
+void cw__driver_learned_get(const cw__driver *d, cw__driver_learned *out) {
+    *out = (cw__driver_learned){0};
+    if (!d)
+        return;
+    out->lateness_known = cw__driver_lateness_known(d);
+    out->lateness_ns = cw__driver_lateness_ns(d);
+    out->own_trials = atomic_load_explicit(&d->own_trials, memory_order_relaxed);
+    out->own_asleep = atomic_load_explicit(&d->own_asleep, memory_order_relaxed);
+    out->own_known = out->own_trials >= CW__OWN_WAIT_TRIALS;
+    out->long_known = long_decided(d);
+    out->long_tickets = atomic_load_explicit(&d->long_tickets, memory_order_relaxed);
+    out->long_own_n = atomic_load_explicit(&d->long_own_n, memory_order_relaxed);
+    out->long_cb_n = atomic_load_explicit(&d->long_cb_n, memory_order_relaxed);
+    out->long_own_cpu_ns = atomic_load_explicit(&d->long_own_cpu_ns, memory_order_relaxed);
+    out->long_cb_cpu_ns = atomic_load_explicit(&d->long_cb_cpu_ns, memory_order_relaxed);
+}
+
+/* The sums go in before the counts that make a part known, so a wait that
+ * sees the count sees its sum (each a relaxed load, so only nearly: a
+ * hint, as with racing trials). */
+bool cw__driver_seed(cw__driver *d, const cw__driver_learned *in) {
+    if (!d || !in)
+        return false;
+    bool seeded = false;
+    if (in->lateness_known && !atomic_load_explicit(&d->samples, memory_order_relaxed)) {
+        atomic_store_explicit(&d->lateness_ns, in->lateness_ns, memory_order_relaxed);
+        atomic_store_explicit(&d->samples, 1, memory_order_relaxed);
+        seeded = true;
+    }
+    if (in->own_known && in->own_trials >= CW__OWN_WAIT_TRIALS &&
+        in->own_asleep <= in->own_trials &&
+        !atomic_load_explicit(&d->own_trials, memory_order_relaxed)) {
+        atomic_store_explicit(&d->own_asleep, in->own_asleep, memory_order_relaxed);
+        atomic_store_explicit(&d->own_trials, in->own_trials, memory_order_relaxed);
+        seeded = true;
+    }
+    if (in->long_known && !atomic_load_explicit(&d->long_tickets, memory_order_relaxed) &&
+        !atomic_load_explicit(&d->long_own_n, memory_order_relaxed) &&
+        !atomic_load_explicit(&d->long_cb_n, memory_order_relaxed)) {
+        atomic_store_explicit(&d->long_own_cpu_ns, in->long_own_cpu_ns, memory_order_relaxed);
+        atomic_store_explicit(&d->long_cb_cpu_ns, in->long_cb_cpu_ns, memory_order_relaxed);
+        atomic_store_explicit(&d->long_own_n, in->long_own_n, memory_order_relaxed);
+        atomic_store_explicit(&d->long_cb_n, in->long_cb_n, memory_order_relaxed);
+        atomic_store_explicit(&d->long_tickets, in->long_tickets, memory_order_relaxed);
+        seeded = true;
+    }
+    return seeded;
+}
+
 void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint64_t *late,
                         uint64_t *lateness_ns, uint64_t *long_own) {
     *probed = *fire = *silent = *late = *lateness_ns = *long_own = 0;
-    for (unsigned i = 0; i < DRIVER_SLOTS; ++i) {
+    for (unsigned i = 0; i < CW__DRIVER_SLOTS; ++i) {
         cw__driver *d = &drivers[i];
         if (!atomic_load_explicit(&d->platform, memory_order_acquire) ||
             atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE)

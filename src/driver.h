@@ -146,6 +146,37 @@ cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns);
 /* One timed long wait of that way: its thread CPU time and wall time, ns. */
 void cw__driver_long_sample(cw__driver *d, bool own, uint64_t cpu_ns, uint64_t wall_ns);
 
+/*
+ * What a platform's record has decided, for keeping across processes
+ * (learned.c): each part only once known. Never whether failed commands
+ * fire: that turns checks off, and is believed only once seen here.
+ */
+typedef struct cw__driver_learned {
+    bool lateness_known; /* lateness_ns, from at least one sample */
+    uint64_t lateness_ns;
+    bool own_known; /* the own-wait trials are made: own_trials, own_asleep */
+    uint32_t own_trials, own_asleep;
+    bool long_known; /* the long-wait trials are decided: the long_* counts */
+    uint32_t long_tickets, long_own_n, long_cb_n;
+    uint64_t long_own_cpu_ns, long_cb_cpu_ns;
+} cw__driver_learned;
+
+/* The platform whose record is slot i (of CW__DRIVER_SLOTS), and the
+ * record; NULL for a free slot. */
+#define CW__DRIVER_SLOTS 8u
+cl_platform_id cw__driver_slot(unsigned i, cw__driver **d);
+/* The record of platform p (claiming a slot); NULL when all are taken. */
+cw__driver *cw__driver_of_platform(cl_platform_id p);
+void cw__driver_learned_get(const cw__driver *d, cw__driver_learned *out);
+/*
+ * Seed the parts of `in` that are known there and that this record has
+ * nothing of yet (no lateness sample, no own-wait trial, no long-wait
+ * ticket), as if learned here; true when any part was seeded. A wait
+ * learning at the same moment may mix its count with the seed's: a
+ * decision off for a while, never a wrong wait.
+ */
+bool cw__driver_seed(cw__driver *d, const cw__driver_learned *in);
+
 /* For cw_stats_auto_get: platforms probed, and of them, those whose failed
  * commands fire and whose callbacks are late; the largest lateness; the
  * platforms whose long waits the driver's own wait serves. */

@@ -25,7 +25,7 @@ LAYERS = {
     # Layer 6, room by room. 6.0: what an event says (status) and the
     # declarations every room shares (the public wait header, statistics).
     "status": 6.0, "cw/wait": 6.0, "cw/stats": 6.0, "stats": 6.0, "stats_internal": 6.0,
-    "driver": 6.0,
+    "driver": 6.0, "learned": 6.0, "cw/learned": 6.0,
     # 6.1: the event table and the looks at an event.
     "table": 6.1,
     # 6.2: the strategy table, the plan of one wait, the estimates.

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/* What auto learned, as text (layer 6.0, src/learned.c): the line a
+ * platform exports, the decisions a line seeds and those it leaves, and
+ * the lines and arguments it rejects. */
+#include "harness.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "clfixture.h"
+#include "cw.h"
+
+/* The record of the fixture's platform once the probe's lateness sample is
+ * in (the fixture's open_host made the first wait, which probes): then the
+ * export has a line for it, whose key the cases reuse. */
+static cw__driver *settled(void) {
+    cl_event ev = user_event();
+    cw__driver *d = cw__driver_of(ev);
+    clReleaseEvent(ev);
+    assert_non_null(d);
+    for (int i = 0; i < 200 && !cw__driver_lateness_known(d); ++i)
+        cw_test_sleep_us(1000);
+    assert_true(cw__driver_lateness_known(d));
+    return d;
+}
+
+/* The exported text: one line, "cw VERSION", three more key fields, the
+ * values; `key` gets the four key fields with their tabs. */
+static void export_one(char *text, size_t size, char *key, size_t key_size) {
+    size_t needed = 0;
+    assert_int_equal(cw_learned_export(text, size, &needed), CW_OK);
+    assert_true(needed > 0 && needed < size);
+    assert_int_equal(strlen(text), needed);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "cw %s\t", cw_version_string());
+    assert_memory_equal(text, prefix, strlen(prefix));
+    assert_non_null(strchr(text, '\n'));
+    assert_true(strchr(text, '\n') + 1 == text + needed); /* one line */
+    const char *tab = text;
+    for (int i = 0; i < 4; ++i) {
+        tab = strchr(tab, '\t');
+        assert_non_null(tab);
+        ++tab;
+    }
+    assert_null(strchr(tab, '\t'));
+    size_t klen = (size_t)(tab - text);
+    assert_true(klen < key_size);
+    memcpy(key, text, klen);
+    key[klen] = '\0';
+}
+
+/* A platform exports the lateness it learned and nothing it did not; a
+ * line with its key seeds the decisions the process has not made (the
+ * own-wait verdict, the long-wait way), not the one it has (the lateness),
+ * and seeds nothing twice. */
+static void a_line_seeds_what_the_process_has_not_learned(void **state) {
+    (void)state;
+    cw__driver *d = settled();
+    char text[2048], key[1024];
+    export_one(text, sizeof text, key, sizeof key);
+    char want[128];
+    snprintf(want, sizeof want, "lateness=%llu own=- long=-\n",
+             (unsigned long long)cw__driver_lateness_ns(d));
+    assert_string_equal(strchr(text, '\0') - strlen(want), want);
+    assert_true(cw__driver_own_wait_open(d));
+
+    /* Seeded: the own wait sleeps (3 of 4 trials slept), long waits are
+     * the own wait's (8 trials each way, the own at half the callback's
+     * CPU), and a lateness far from the one learned here. */
+    uint64_t before = cw__driver_lateness_ns(d);
+    char line[2048];
+    snprintf(line, sizeof line, "%slateness=%llu own=4/3 long=16/8/80000/8/160000\n", key,
+             (unsigned long long)before + 20000000u);
+    unsigned seeded = 99;
+    assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
+    assert_int_equal(seeded, 1);
+    assert_int_equal(cw__driver_lateness_ns(d), before);
+    assert_false(cw__driver_own_wait_open(d));
+    assert_true(cw__driver_own_wait_sleeps(d));
+    assert_int_equal(cw__driver_long_way(d, cw_now_ns()), CW__LONG_OWN);
+
+    /* The export now carries the seeded decisions; a second import finds
+     * nothing left to seed. */
+    export_one(text, sizeof text, key, sizeof key);
+    assert_non_null(strstr(text, " own=4/3 long=16/8/80000/8/160000\n"));
+    assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
+    assert_int_equal(seeded, 0);
+}
+
+/* A long-wait decision seeded for the callback stays the callback's. */
+static void a_seeded_callback_verdict_keeps_long_waits_on_the_callback(void **state) {
+    (void)state;
+    cw__driver *d = settled();
+    char text[2048], key[1024], line[2048];
+    export_one(text, sizeof text, key, sizeof key);
+    snprintf(line, sizeof line, "%slateness=- own=- long=16/8/240000/8/160000", key);
+    unsigned seeded = 0;
+    assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
+    assert_int_equal(seeded, 1);
+    for (int i = 0; i < 4; ++i)
+        assert_int_equal(cw__driver_long_way(d, cw_now_ns()), CW__LONG_CALLBACK);
+    assert_true(cw__driver_own_wait_open(d));
+}
+
+/* Lines of another cw, of another platform, or with values out of shape
+ * seed nothing and leave the record as it was; a good line after them
+ * still counts. */
+static void lines_of_other_keys_and_malformed_ones_seed_nothing(void **state) {
+    (void)state;
+    cw__driver *d = settled();
+    char text[2048], key[1024];
+    export_one(text, sizeof text, key, sizeof key);
+    const char *values_bad[] = {
+        "lateness=- own=5/6 long=-",             /* more asleep than trials */
+        "lateness=- own=4/3 long=-  ",           /* trailing text */
+        "lateness=- own=4/x long=-",             /* not a number */
+        "lateness=- own=4 long=-",               /* a count missing */
+        "own=4/3 lateness=- long=-",             /* out of order */
+        "lateness=- own=- long=-",               /* nothing known */
+        "lateness=- own=- long=1/2/3/4",         /* a field short */
+        "lateness=- own=- long=9999999/8/1/8/1", /* a count too large */
+        "lateness=- own=4/3 long=-\tmore",       /* a sixth field */
+    };
+    for (size_t i = 0; i < sizeof values_bad / sizeof values_bad[0]; ++i) {
+        char line[2048];
+        snprintf(line, sizeof line, "%s%s\n", key, values_bad[i]);
+        unsigned seeded = 99;
+        assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
+        if (seeded != 0)
+            fail_msg("seeded from '%s'", values_bad[i]);
+        assert_true(cw__driver_own_wait_open(d));
+    }
+    /* Another cw version, another platform name: the first two key fields
+     * changed; then the good line, after a blank one. */
+    char other_cw[2048], other_platform[2048];
+    const char *rest = strchr(key, '\t');
+    snprintf(other_cw, sizeof other_cw, "cw 0.0.0%slateness=- own=4/4 long=-\n", rest);
+    const char *after_name = strchr(rest + 1, '\t');
+    snprintf(other_platform, sizeof other_platform,
+             "%.*s\tNo Such Platform%slateness=- own=4/4 long=-\n", (int)(rest - key), key,
+             after_name);
+    char all[8192];
+    snprintf(all, sizeof all, "%s%s\n%slateness=- own=4/0 long=-", other_cw, other_platform, key);
+    unsigned seeded = 0;
+    assert_int_equal(cw_learned_import(other_cw, &seeded), CW_OK);
+    assert_int_equal(seeded, 0);
+    assert_int_equal(cw_learned_import(other_platform, &seeded), CW_OK);
+    assert_int_equal(seeded, 0);
+    assert_true(cw__driver_own_wait_open(d));
+    assert_int_equal(cw_learned_import(all, &seeded), CW_OK);
+    assert_int_equal(seeded, 1);
+    assert_false(cw__driver_own_wait_open(d));
+    assert_false(cw__driver_own_wait_sleeps(d)); /* 0 of 4 slept */
+}
+
+/* The arguments: a NULL text, a NULL buffer with room; a buffer too small
+ * for the line gets no part of it, and the length asked for alone. */
+static void arguments_and_short_buffers(void **state) {
+    (void)state;
+    settled();
+    unsigned seeded = 7;
+    assert_int_equal(cw_learned_import(NULL, &seeded), CW_ERR_INVALID_ARGUMENT);
+    assert_int_equal(seeded, 0);
+    assert_int_equal(cw_learned_import("", NULL), CW_OK);
+    assert_int_equal(cw_learned_export(NULL, 16, NULL), CW_ERR_INVALID_ARGUMENT);
+    size_t needed = 0;
+    assert_int_equal(cw_learned_export(NULL, 0, &needed), CW_OK);
+    assert_true(needed > 0);
+    char small[16];
+    memset(small, 'x', sizeof small);
+    size_t again = 0;
+    assert_int_equal(cw_learned_export(small, sizeof small, &again), CW_OK);
+    assert_int_equal(again, needed);
+    assert_string_equal(small, "");
+    char exact[2048];
+    assert_true(needed + 1 <= sizeof exact);
+    assert_int_equal(cw_learned_export(exact, needed + 1, &again), CW_OK);
+    assert_int_equal(strlen(exact), needed);
+    assert_int_equal(cw_learned_export(exact, needed, &again), CW_OK);
+    assert_string_equal(exact, "");
+}
+
+static const struct CMUnitTest learned_tests[] = {
+    cmocka_unit_test(a_line_seeds_what_the_process_has_not_learned),
+    cmocka_unit_test(a_seeded_callback_verdict_keeps_long_waits_on_the_callback),
+    cmocka_unit_test(lines_of_other_keys_and_malformed_ones_seed_nothing),
+    cmocka_unit_test(arguments_and_short_buffers),
+};
+
+CW_TEST_MAIN(learned_tests, open_host, close_host)
