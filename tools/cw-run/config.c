@@ -78,6 +78,30 @@ static bool read_outputs(void) {
     return true;
 }
 
+/*
+ * CW_RUN_LEARNED: "none" no file; unset or empty the user's cache,
+ * $XDG_CACHE_HOME/cw-run/learned (~/.cache/cw-run/learned without it, and
+ * none without a home either); anything else the file.
+ */
+static void read_learned(void) {
+    static char buf[PATH_MAX];
+    const char *s = getenv("CW_RUN_LEARNED");
+    if (s && !strcmp(s, "none"))
+        return;
+    if (s && *s) {
+        cwp_cfg.learned_file = absolute(s, buf, sizeof buf);
+        return;
+    }
+    const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = -1;
+    if (cache && cache[0] == '/')
+        n = snprintf(buf, sizeof buf, "%s/cw-run/learned", cache);
+    else if (home && home[0] == '/')
+        n = snprintf(buf, sizeof buf, "%s/.cache/cw-run/learned", home);
+    if (n > 0 && (size_t)n < sizeof buf)
+        cwp_cfg.learned_file = buf;
+}
+
 void cwp_config_read(void) {
     cwp_cfg.pid = (long)getpid();
     const char *s = getenv("CW_RUN_STRATEGY");
@@ -115,5 +139,9 @@ void cwp_config_read(void) {
     cwp_cfg.hang_abort = s && !strcmp(s, "abort");
     if (!read_outputs())
         return;
+    /* The blocking strategy makes the program's own calls: nothing is
+     * learned, and nothing seeded would be used. */
+    if (!cwp_cfg.native)
+        read_learned();
     cwp_cfg.active = true;
 }

@@ -26,7 +26,10 @@ extern struct cwp_config {
     /* This process is one the program started (not the one cw-run ran):
      * its files get its pid (profile.h, cwp_out_path). */
     bool child;
-    long pid;         /* the process that read the configuration */
+    long pid; /* the process that read the configuration */
+    /* The file of what auto learned, kept across runs (learned.h),
+     * absolute; NULL: none. */
+    const char *learned_file;
     uint64_t hang_ns; /* 0: no hang diagnosis */
     bool hang_abort;
     cw_wait_options opt;

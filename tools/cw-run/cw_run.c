@@ -57,6 +57,9 @@ static void usage(FILE *f) {
                "                      PROGRAM's stdout is hashed, not shown; runs whose\n"
                "                      output or exit status differ are flagged (exit 1)\n"
                "  --runs N            runs of each way for --compare, 1..1000 (default 3)\n"
+               "  --learned=FILE|none where auto keeps what it learned of the drivers across\n"
+               "                      runs (default $XDG_CACHE_HOME/cw-run/learned); none:\n"
+               "                      learn afresh each run                      [CW_RUN_LEARNED]\n"
                "  -h, --help          this text\n"
                "  --version           cw's version\n"
                "\n"
@@ -314,8 +317,9 @@ int main(int argc, char **argv) {
             continue;
         }
         /* The options with a value: --opt VALUE or --opt=VALUE. */
-        static const char *const with_value[] = {
-            "--strategy", "--spin-us", "--hang-ms", "--on-hang", "--trace", "--compare", "--runs"};
+        static const char *const with_value[] = {"--strategy", "--spin-us", "--hang-ms",
+                                                 "--on-hang",  "--trace",   "--compare",
+                                                 "--runs",     "--learned"};
         enum { N_WITH_VALUE = sizeof with_value / sizeof with_value[0] };
         size_t which = N_WITH_VALUE;
         for (size_t k = 0; k < N_WITH_VALUE; ++k) {
@@ -367,6 +371,12 @@ int main(int argc, char **argv) {
             break;
         case 5:
             compare = v;
+            break;
+        case 7:
+            if (!*v)
+                return fail("empty file name in", a);
+            if (!set("CW_RUN_LEARNED", v))
+                return 2;
             break;
         default:
             if (!unsigned_in(v, 1, 1000))

@@ -16,6 +16,7 @@
  *   track.c     the non-blocking enqueues, recorded for clFinish (lastcmd.c)
  *   settle.c    the preload's own releases, put off while a failure spreads
  *   blocking.c  the blocking reads, writes, maps and copies
+ *   learned.c   what auto learned, kept across runs in a file
  *
  * Interposition. An LD_PRELOADed library comes first in the global symbol
  * scope, so every reference to clWaitForEvents, clFinish or a blocking
@@ -45,6 +46,7 @@
 #include <stdlib.h>
 
 #include "layer.h"
+#include "learned.h"
 #include "profile.h"
 #include "real.h"
 
@@ -73,6 +75,8 @@ __attribute__((constructor)) static void start_at_load(void) {
         cwp_warn("%s", "cannot register the exit handler that checks what cw-run reached");
     if (cwp_cfg.active && cwp_profiled() && atexit(cwp_profile_report) != 0)
         cwp_warn("%s", "cannot register the profile's exit handler: no profile");
+    if (cwp_cfg.active && cwp_cfg.learned_file && atexit(cwp_learned_end) != 0)
+        cwp_warn("%s", "cannot register the exit handler that keeps what auto learned");
 }
 
 void cwp_warn(const char *fmt, const char *arg) {

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "layer.h"
+#include "learned.h"
 #include "preload.h"
 #include "trace.h"
 
@@ -66,9 +67,8 @@ typedef struct call_stats {
 
 static call_stats stats[CWP_CALLS];
 
-/* How clFinish waited under the cw strategies: on the queue's last command
- * or on a marker. */
-static _Atomic uint64_t finish_on_last, finish_on_marker;
+/* How clFinish waited under the cw strategies (enum cwp_finish_path). */
+static _Atomic uint64_t finish_on_last, finish_on_marker, finish_by_driver;
 
 static uint64_t clock_ns(clockid_t c) {
     struct timespec ts;
@@ -191,12 +191,14 @@ void cwp_span_end(enum cwp_call k, cwp_span s, cl_int result) {
         cwp_span_end_at(k, s, result, clock_ns(CLOCK_MONOTONIC));
 }
 
-void cwp_count_finish_path(bool on_last) {
+void cwp_count_finish_path(enum cwp_finish_path path) {
     if (cwp_cfg.trace)
-        cwp_trace_finish_path(on_last);
+        cwp_trace_finish_path(path == CWP_FINISH_ON_MARKER);
     if (cwp_cfg.stats)
-        atomic_fetch_add_explicit(on_last ? &finish_on_last : &finish_on_marker, 1,
-                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(path == CWP_FINISH_ON_LAST     ? &finish_on_last
+                                  : path == CWP_FINISH_ON_MARKER ? &finish_on_marker
+                                                                 : &finish_by_driver,
+                                  1, memory_order_relaxed);
 }
 
 void cwp_count_hang(enum cwp_call k) {
@@ -270,12 +272,16 @@ static void print_table(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
                 per * (double)n / 1e3, per, atomic_load_explicit(&c->failed, memory_order_relaxed));
     }
     uint64_t fl = atomic_load_explicit(&finish_on_last, memory_order_relaxed),
-             fm = atomic_load_explicit(&finish_on_marker, memory_order_relaxed);
-    if (fl || fm)
+             fm = atomic_load_explicit(&finish_on_marker, memory_order_relaxed),
+             fd = atomic_load_explicit(&finish_by_driver, memory_order_relaxed);
+    if (fl || fm || fd)
         fprintf(f,
                 "clFinish waited on the last command %" PRIu64 " times, on a marker %" PRIu64
-                " times\n",
-                fl, fm);
+                " times, in the driver's clFinish %" PRIu64 " times\n",
+                fl, fm, fd);
+    if (cwp_learned_seeded())
+        fprintf(f, "auto started from what %u platform(s) taught earlier runs (%s)\n",
+                cwp_learned_seeded(), cwp_cfg.learned_file);
     fprintf(f,
             "CPU: of the calling thread, sampled (every call for the first %u of a kind, then "
             "1 in %u), the clock's own %" PRIu64 " ns subtracted\n",
@@ -342,9 +348,10 @@ static void print_json(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
     }
     fprintf(f,
             "\n  },\n  \"finish_on_last_command\": %" PRIu64 ",\n  \"finish_on_marker\": %" PRIu64
-            ",",
+            ",\n  \"finish_by_driver\": %" PRIu64 ",\n  \"learned_platforms_seeded\": %u,",
             atomic_load_explicit(&finish_on_last, memory_order_relaxed),
-            atomic_load_explicit(&finish_on_marker, memory_order_relaxed));
+            atomic_load_explicit(&finish_on_marker, memory_order_relaxed),
+            atomic_load_explicit(&finish_by_driver, memory_order_relaxed), cwp_learned_seeded());
     fprintf(f,
             "\n  \"cw\": {\"waits\": %" PRIu64 ", \"spins\": %" PRIu64 ", \"yields\": %" PRIu64
             ", \"parks\": %" PRIu64 ", \"sleeps\": %" PRIu64 ", \"polls\": %" PRIu64

@@ -69,8 +69,11 @@ void cwp_span_end_at(enum cwp_call k, cwp_span s, cl_int result, uint64_t wall_e
 /* The wall clock (CLOCK_MONOTONIC), in ns, as spans read it. */
 uint64_t cwp_wall_ns(void);
 
-/* clFinish waited on the queue's last command (true) or on a marker. */
-void cwp_count_finish_path(bool on_last);
+/* How a clFinish under the cw strategies waited: with cw on the queue's
+ * last command or on a marker, or in the driver's own clFinish (auto's
+ * choice for long waits, wait.c). */
+enum cwp_finish_path { CWP_FINISH_ON_LAST, CWP_FINISH_ON_MARKER, CWP_FINISH_BY_DRIVER };
+void cwp_count_finish_path(enum cwp_finish_path path);
 /* Call k was reported as a hang (hang.h). */
 void cwp_count_hang(enum cwp_call k);
 

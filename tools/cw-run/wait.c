@@ -8,6 +8,7 @@
 #include "cw.h"
 #include "hang.h"
 #include "lastcmd.h"
+#include "learned.h"
 #include "preload.h"
 #include "real.h"
 #include "settle.h"
@@ -50,6 +51,7 @@ static void drop_records(const cl_event *evs, cl_uint n) {
 static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uint32_t check_us) {
     if (cwp_native_blocking())
         return WAIT_UNJUDGED;
+    cwp_learned_begin();
     cw_wait_options o = cwp_cfg.opt;
     o.check_interval_us = check_us;
     if (cwp_cfg.trace)
@@ -249,6 +251,33 @@ static uint32_t finish_check_us(uint64_t expected_ns) {
     return us > CW_CHECK_INTERVAL_US_MAX ? CW_CHECK_INTERVAL_US_MAX : (uint32_t)us;
 }
 
+/*
+ * The driver's own clFinish, with no marker and no cw wait, where auto
+ * would serve the wait so anyway: it is expected to last at least the
+ * 200 µs from which auto calls a wait long (cw_wait(3)), and on every
+ * platform auto has probed it found the driver's own wait the cheaper way
+ * to wait that long (the `platforms_driver_wait` of cw_stats_auto: it
+ * sleeps, and costs the waiting thread no more than a callback wait, by
+ * auto's timed trials, or by what an earlier run taught, learned.h). The
+ * marker a cw wait would need is one more command for the driver to make,
+ * run and retire (in clpeak's bandwidth test such waits cost 1.1 to 1.4
+ * times the real clFinish), and the driver's clFinish needs no
+ * failed-command checks: a failure ends it as it ends the program's own.
+ * Not with a timeout (--hang-ms watches cw's waits) and not for a platform
+ * auto does not know yet (one probed platform too few, and the count
+ * differs).
+ */
+#define FINISH_LONG_NS 200000u
+
+static bool finish_by_driver(uint64_t expected_ns) {
+    if (cwp_cfg.hang_ns || expected_ns < FINISH_LONG_NS ||
+        (cwp_cfg.opt.strategy != CW_STRATEGY_AUTO && cwp_cfg.opt.strategy != CW_STRATEGY_DEFAULT))
+        return false;
+    cw_stats_auto a;
+    return cw_stats_auto_get(&a, sizeof a) == CW_OK && a.platforms_driver_wait > 0 &&
+           a.platforms_driver_wait == a.platforms_probed;
+}
+
 CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (cwp_passthrough())
         return cwp_real.finish(queue);
@@ -272,6 +301,17 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cwp_span_subject(&s, queue, NULL, 0);
         cl_int r = cwp_real.finish(queue);
         cwp_span_end(CWP_FINISH, s, r);
+        return r;
+    }
+    if (!native && finish_by_driver(cwp_last_expected(&last, cwp_wall_ns()))) {
+        cwp_span s = cwp_span_begin(CWP_FINISH);
+        cwp_span_subject(&s, queue, NULL, 0);
+        cl_int r = cwp_real.finish(queue);
+        uint64_t end = cwp_wall_ns();
+        cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, true);
+        cwp_span_end_at(CWP_FINISH, s, r, end);
+        cwp_settle_release(last.event);
+        cwp_count_finish_path(CWP_FINISH_BY_DRIVER);
         return r;
     }
     cl_int last_status = CL_QUEUED;
@@ -300,7 +340,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, waited != WAIT_FAILED);
         cwp_span_end_at(CWP_FINISH, s, r, end);
         cwp_settle_release(last.event);
-        cwp_count_finish_path(true);
+        cwp_count_finish_path(CWP_FINISH_ON_LAST);
         return r;
     }
     /*
@@ -336,7 +376,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cwp_hang_finish_marker(NULL, NULL);
         r = waited == WAIT_COMPLETE ? CL_SUCCESS : cwp_real.finish(queue);
         cwp_settle_release(marker);
-        cwp_count_finish_path(false);
+        cwp_count_finish_path(CWP_FINISH_ON_MARKER);
     }
     uint64_t end = cwp_wall_ns();
     if (!native)

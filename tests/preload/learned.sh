@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What auto learned, kept across runs (cw-run --learned, docs/cw-run.md):
+# PROGRAM (long_finishes: long clFinish waits only) under cw-run with files
+# this script writes. The first run writes a line for the platform; a line
+# saying the driver's own wait serves long waits makes the next run's
+# clFinish calls the driver's; a line a day old, or a file of garbage, seeds
+# nothing and is written afresh; a seeded run keeps the line's time; none,
+# the blocking strategy and a file that cannot be written leave no file and
+# the program's result as it was; without the variable the file is the
+# user's cache. Every run must print the program's "ok" and exit 0.
+# Usage: learned.sh CW_RUN PROGRAM
+set -euo pipefail
+case "${1:-}" in -h | --help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+[ $# -eq 2 ] || { sed -n '12p' "$0" >&2; exit 2; }
+cw_run=$1 prog=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "learned.sh: FAILED: $*" >&2; exit 1; }
+checks=0
+ok() { checks=$((checks + 1)); }
+
+# run NAME [cw-run options...]: the program under cw-run with its profile in
+# $work/NAME.json; its output must be "ok" and its status 0.
+run() {
+    local name=$1
+    shift
+    local out
+    out=$("$cw_run" "$@" --stats="$work/$name.json" -- "$prog") || fail "$name: exit $?"
+    [ "$out" = ok ] || fail "$name: printed '$out'"
+    ok
+}
+# field NAME KEY: the number KEY has in NAME's profile.
+field() {
+    sed -n "s/.*\"$2\": \([0-9]*\).*/\1/p" "$work/$1.json" | head -1
+}
+
+file=$work/cache/sub/learned
+export CW_RUN_LEARNED=$file
+
+# 1. No file: the run learns, and writes one line for the platform, the
+#    time first, then cw's key (four fields) and the values. What it learns
+#    on PoCL is the probe's lateness, which a probe kept off the CPU (a
+#    loaded machine, a kernel build) may not measure: a run that learned
+#    nothing writes nothing, and the next one tries again.
+for try in 1 2 3 4 5; do
+    run first
+    [ -f "$file" ] && break
+    echo "learned.sh: run $try learned nothing; again"
+done
+[ -f "$file" ] || fail "first: no file written in 5 runs"
+[ "$(stat -c %a "$work/cache/sub")" = 700 ] || fail "the file's folder is not private"
+[ "$(wc -l <"$file")" -eq 1 ] || fail "first: $(wc -l <"$file") lines, not 1"
+line=$(cat "$file")
+awk -F'\t' 'NF == 6 && $1 ~ /^[0-9]+$/ && $2 ~ /^cw [0-9]/ && $6 ~ /^lateness=/ { ok = 1 }
+            END { exit !ok }' "$file" || fail "first: not a line of the format: $line"
+[ "$(field first learned_platforms_seeded)" = 0 ] || fail "first: seeded from no file"
+ok
+key=$(printf '%s\n' "$line" | cut -f2-5)
+
+# 2. A line saying the driver's own wait took half a callback wait's CPU
+#    (8 trials each): under auto every clFinish expected to be long (all
+#    but the queue's first, whose length is not known yet) is the driver's.
+then=$(($(date +%s) - 100))
+printf '%s\t%s\tlateness=- own=- long=16/8/80000/8/160000\n' "$then" "$key" >"$file"
+run seeded --strategy auto
+[ "$(field seeded learned_platforms_seeded)" = 1 ] || fail "seeded: no platform seeded"
+by_driver=$(field seeded finish_by_driver)
+cw_waits=$(($(field seeded finish_on_last_command) + $(field seeded finish_on_marker)))
+[ "$by_driver" -ge 11 ] || fail "seeded: $by_driver clFinish calls by the driver, not 11 or more"
+[ "$cw_waits" -le 2 ] || fail "seeded: $cw_waits clFinish calls waited with cw, not 2 or fewer"
+# The values are this run's (the probe's lateness added), the time the line's.
+[ "$(cut -f1 "$file")" = "$then" ] || fail "seeded: the line's time changed"
+grep -q 'long=16/8/80000/8/160000$' "$file" || fail "seeded: the seeded decision was not kept"
+ok
+
+# 3. The same file under cooperative: nothing to hand to the driver.
+run cooperative --strategy cooperative
+[ "$(field cooperative finish_by_driver)" = 0 ] || fail "cooperative: clFinish by the driver"
+ok
+
+# 4. A day old: not trusted, and dropped (written afresh with a new time
+#    when the run learned something).
+old=$(($(date +%s) - 86400 - 10))
+printf '%s\t%s\tlateness=- own=- long=16/8/80000/8/160000\n' "$old" "$key" >"$file"
+run old
+[ "$(field old learned_platforms_seeded)" = 0 ] || fail "old: seeded from a line a day old"
+[ "$(field old finish_by_driver)" = 0 ] || fail "old: clFinish by the driver from an old line"
+! grep -q "^$old" "$file" || fail "old: the old line is still in the file"
+ok
+
+# 5. Garbage: skipped, the program runs as ever, and the file is replaced
+#    by what the run learned.
+printf 'garbage\n12\tnot\ta\tline\n\n%s\t%s\tlateness=x own=- long=-\n' "$then" "$key" >"$file"
+run garbage
+[ "$(field garbage learned_platforms_seeded)" = 0 ] || fail "garbage: seeded"
+[ "$(wc -l <"$file")" -le 1 ] && ! grep -q -e garbage -e 'lateness=x' "$file" ||
+    fail "garbage: still in the file"
+ok
+
+# 6. none, and the blocking strategy: no file; a file that cannot be
+#    written: the program's result all the same.
+rm -f "$file"
+CW_RUN_LEARNED=none run none_env
+run none_option --learned=none
+run blocking --strategy blocking
+[ ! -e "$file" ] || fail "none or blocking wrote the file"
+run unwritable --learned=/proc/no/such/learned
+ok
+
+# 7. Without the variable: the user's cache, $XDG_CACHE_HOME, else
+#    ~/.cache (the line of step 2 there seeds the run).
+unset CW_RUN_LEARNED
+for cache in "$work/home/.cache" "$work/xdg"; do
+    mkdir -p "$cache/cw-run"
+    printf '%s\t%s\tlateness=- own=- long=16/8/80000/8/160000\n' "$then" "$key" \
+        >"$cache/cw-run/learned"
+done
+HOME=$work/home XDG_CACHE_HOME= run home
+[ "$(field home learned_platforms_seeded)" = 1 ] || fail "home: not seeded from ~/.cache"
+rm "$work/home/.cache/cw-run/learned"
+HOME=$work/home XDG_CACHE_HOME=$work/xdg run xdg
+[ "$(field xdg learned_platforms_seeded)" = 1 ] || fail "xdg: not seeded from \$XDG_CACHE_HOME"
+ok
+
+echo "learned.sh: $checks checks passed"
