@@ -263,9 +263,11 @@ static uint32_t finish_check_us(uint64_t expected_ns) {
  * run and retire (in clpeak's bandwidth test such waits cost 1.1 to 1.4
  * times the real clFinish), and the driver's clFinish needs no
  * failed-command checks: a failure ends it as it ends the program's own.
- * Not with a timeout (--hang-ms watches cw's waits) and not for a platform
- * auto does not know yet (one probed platform too few, and the count
- * differs).
+ * Not with a timeout (--hang-ms watches cw's waits), and not while any
+ * probed platform is served otherwise (the two counts differ): with
+ * several platforms the queue may be on that one. A platform not probed
+ * yet does not count, but a queue's first clFinish, whose length is not
+ * known, waits with cw, and that wait probes the queue's platform.
  */
 #define FINISH_LONG_NS 200000u
 
