@@ -3,6 +3,7 @@
 #include "learned.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -154,15 +155,23 @@ static void make_dirs(const char *path) {
 
 /* Write `lines` (file lines) to the file through a temporary one renamed
  * over it, so that a reader never sees half a file; another process's
- * write at the same time may win, and its lines then stand. */
+ * write at the same time may win, and its lines then stand. The temporary
+ * file is made new (O_EXCL, which follows no link that stands in its
+ * place) and readable by the user alone. */
 static void write_file(const char *path, char **lines, int n) {
     make_dirs(path);
     char tmp[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp)
         return;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         return;
+    }
     bool ok = true;
     for (int i = 0; i < n; ++i)
         ok = fprintf(f, "%s\n", lines[i]) >= 0 && ok;
@@ -201,7 +210,7 @@ void cwp_learned_end(void) {
             continue;
         }
         /* A platform this process exported: its values now, with the time
-         * the line was first written (learned.c's rule of a day). */
+         * the line was first written (the rule of a day, above). */
         size_t k = key_len(line);
         int at = -1;
         for (int j = 0; k && at < 0 && j < ne; ++j)
