@@ -7,21 +7,6 @@
 #include "clfixture.h"
 #include "cw.h"
 
-/* The record of the fixture's platform, once the probe's own lateness
- * sample is in, so that the samples a test feeds are the only ones. The
- * probe's second marker's callback gives it, on PoCL within microseconds
- * of the marker (which the probe saw finish, or gave up on after 2 ms:
- * then it gives none); 200 ms leaves room for a loaded machine. */
-static cw__driver *settled_driver(void) {
-    cl_event ev = user_event();
-    cw__driver *d = cw__driver_of(ev);
-    clReleaseEvent(ev);
-    assert_non_null(d);
-    for (int i = 0; i < 200 && !cw__driver_lateness_known(d); ++i)
-        cw_test_sleep_us(1000);
-    return d;
-}
-
 /* A moving estimate with 1/4 weight for the newest sample; late, for a wait
  * expected to last E, from CW__LATE_FLOOR_NS and E >> CW__LATE_SHARE_SHIFT
  * on; nothing known of no platform. */

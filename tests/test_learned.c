@@ -11,17 +11,12 @@
 #include "cw.h"
 
 /* The record of the fixture's platform once the probe's lateness sample is
- * in (the fixture's open_host made the first wait, which probes): then the
- * export has a line for it, whose key the cases reuse. A probe kept off
- * the CPU (a loaded machine) may see its marker finish too late to time
- * it; then a sample of the case's own stands in for the probe's. */
+ * in (clfixture.h): then the export has a line for it, whose key the cases
+ * reuse. A probe kept off the CPU (a loaded machine) may see its marker
+ * finish too late to time it; then a sample of the case's own stands in
+ * for the probe's. */
 static cw__driver *settled(void) {
-    cl_event ev = user_event();
-    cw__driver *d = cw__driver_of(ev);
-    clReleaseEvent(ev);
-    assert_non_null(d);
-    for (int i = 0; i < 200 && !cw__driver_lateness_known(d); ++i)
-        cw_test_sleep_us(1000);
+    cw__driver *d = settled_driver();
     if (!cw__driver_lateness_known(d))
         cw__driver_lateness_sample(d, 1000);
     assert_true(cw__driver_lateness_known(d));
