@@ -443,7 +443,7 @@ void cw__driver_learned_get(const cw__driver *d, cw__driver_learned *out) {
     out->lateness_ns = cw__driver_lateness_ns(d);
     out->own_trials = atomic_load_explicit(&d->own_trials, memory_order_relaxed);
     out->own_asleep = atomic_load_explicit(&d->own_asleep, memory_order_relaxed);
-    out->own_known = out->own_trials >= CW__OWN_WAIT_TRIALS;
+    out->own_known = !cw__driver_own_wait_open(d);
     out->long_known = long_decided(d);
     out->long_tickets = atomic_load_explicit(&d->long_tickets, memory_order_relaxed);
     out->long_own_n = atomic_load_explicit(&d->long_own_n, memory_order_relaxed);

@@ -87,16 +87,19 @@ static size_t key_len(const char *line) {
     return (size_t)(s - line);
 }
 
+/* Import the file's trusted lines; with no file, or none trusted, an
+ * empty text, which still names the platforms now, while the program
+ * runs, so that the exit handler makes no OpenCL call (cw_learned_export
+ * only reads what is named). */
 static void begin(void) {
     char *file = read_file(cwp_cfg.learned_file);
-    if (file) {
+    char *text = calloc(1, FILE_MAX + 1);
+    if (file && text) {
         char *lines[LINES_MAX];
         int n = split_lines(file, lines);
         time_t now = time(NULL);
-        /* The trusted lines, joined again for cw_learned_import. */
-        char *text = malloc(FILE_MAX + 1);
         size_t at = 0;
-        for (int i = 0; text && i < n; ++i) {
+        for (int i = 0; i < n; ++i) {
             const char *line = trusted(lines[i], now);
             size_t len = line ? strlen(line) : 0;
             if (line && at + len + 1 <= FILE_MAX) {
@@ -105,22 +108,12 @@ static void begin(void) {
                 text[at++] = '\n';
             }
         }
-        if (text) {
-            text[at] = '\0';
-            ++cwp_inside_cw; /* the platform queries are cw's own calls */
-            cw_learned_import(text, &seeded);
-            --cwp_inside_cw;
-            free(text);
-        }
-        free(file);
-    } else {
-        /* No file yet: the platforms' names are still asked now, while
-         * the program runs, so that the exit handler makes no call but
-         * cw_learned_export's reads. */
-        ++cwp_inside_cw;
-        cw_learned_import("", NULL);
-        --cwp_inside_cw;
     }
+    ++cwp_inside_cw; /* the platform queries are cw's own calls */
+    cw_learned_import(text ? text : "", &seeded);
+    --cwp_inside_cw;
+    free(text);
+    free(file);
     atomic_store_explicit(&began, true, memory_order_release);
 }
 

@@ -67,8 +67,8 @@ typedef struct call_stats {
 
 static call_stats stats[CWP_CALLS];
 
-/* How clFinish waited under the cw strategies (enum cwp_finish_path). */
-static _Atomic uint64_t finish_on_last, finish_on_marker, finish_by_driver;
+/* How clFinish waited under the cw strategies, by enum cwp_finish_path. */
+static _Atomic uint64_t finish_paths[CWP_FINISH_BY_DRIVER + 1];
 
 static uint64_t clock_ns(clockid_t c) {
     struct timespec ts;
@@ -195,10 +195,7 @@ void cwp_count_finish_path(enum cwp_finish_path path) {
     if (cwp_cfg.trace)
         cwp_trace_finish_path(path == CWP_FINISH_ON_MARKER);
     if (cwp_cfg.stats)
-        atomic_fetch_add_explicit(path == CWP_FINISH_ON_LAST     ? &finish_on_last
-                                  : path == CWP_FINISH_ON_MARKER ? &finish_on_marker
-                                                                 : &finish_by_driver,
-                                  1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&finish_paths[path], 1, memory_order_relaxed);
 }
 
 void cwp_count_hang(enum cwp_call k) {
@@ -271,9 +268,9 @@ static void print_table(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
                 call_names[k], n, wall / 1e6, percentile_us(c, n, 0.50), percentile_us(c, n, 0.99),
                 per * (double)n / 1e3, per, atomic_load_explicit(&c->failed, memory_order_relaxed));
     }
-    uint64_t fl = atomic_load_explicit(&finish_on_last, memory_order_relaxed),
-             fm = atomic_load_explicit(&finish_on_marker, memory_order_relaxed),
-             fd = atomic_load_explicit(&finish_by_driver, memory_order_relaxed);
+    uint64_t fl = atomic_load_explicit(&finish_paths[CWP_FINISH_ON_LAST], memory_order_relaxed),
+             fm = atomic_load_explicit(&finish_paths[CWP_FINISH_ON_MARKER], memory_order_relaxed),
+             fd = atomic_load_explicit(&finish_paths[CWP_FINISH_BY_DRIVER], memory_order_relaxed);
     if (fl || fm || fd)
         fprintf(f,
                 "clFinish waited on the last command %" PRIu64 " times, on a marker %" PRIu64
@@ -349,9 +346,10 @@ static void print_json(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
     fprintf(f,
             "\n  },\n  \"finish_on_last_command\": %" PRIu64 ",\n  \"finish_on_marker\": %" PRIu64
             ",\n  \"finish_by_driver\": %" PRIu64 ",\n  \"learned_platforms_seeded\": %u,",
-            atomic_load_explicit(&finish_on_last, memory_order_relaxed),
-            atomic_load_explicit(&finish_on_marker, memory_order_relaxed),
-            atomic_load_explicit(&finish_by_driver, memory_order_relaxed), cwp_learned_seeded());
+            atomic_load_explicit(&finish_paths[CWP_FINISH_ON_LAST], memory_order_relaxed),
+            atomic_load_explicit(&finish_paths[CWP_FINISH_ON_MARKER], memory_order_relaxed),
+            atomic_load_explicit(&finish_paths[CWP_FINISH_BY_DRIVER], memory_order_relaxed),
+            cwp_learned_seeded());
     fprintf(f,
             "\n  \"cw\": {\"waits\": %" PRIu64 ", \"spins\": %" PRIu64 ", \"yields\": %" PRIu64
             ", \"parks\": %" PRIu64 ", \"sleeps\": %" PRIu64 ", \"polls\": %" PRIu64

@@ -271,9 +271,11 @@ static uint32_t finish_check_us(uint64_t expected_ns) {
  */
 #define FINISH_LONG_NS 200000u
 
-static bool finish_by_driver(uint64_t expected_ns) {
-    if (cwp_cfg.hang_ns || expected_ns < FINISH_LONG_NS ||
-        (cwp_cfg.opt.strategy != CW_STRATEGY_AUTO && cwp_cfg.opt.strategy != CW_STRATEGY_DEFAULT))
+static bool finish_by_driver(const cwp_last *last) {
+    /* The strategy first: under the others this costs no clock read. */
+    if (cwp_cfg.hang_ns ||
+        (cwp_cfg.opt.strategy != CW_STRATEGY_AUTO && cwp_cfg.opt.strategy != CW_STRATEGY_DEFAULT) ||
+        cwp_last_expected(last, cwp_wall_ns()) < FINISH_LONG_NS)
         return false;
     cw_stats_auto a;
     return cw_stats_auto_get(&a, sizeof a) == CW_OK && a.platforms_driver_wait > 0 &&
@@ -305,7 +307,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cwp_span_end(CWP_FINISH, s, r);
         return r;
     }
-    if (!native && finish_by_driver(cwp_last_expected(&last, cwp_wall_ns()))) {
+    if (!native && finish_by_driver(&last)) {
         cwp_span s = cwp_span_begin(CWP_FINISH);
         cwp_span_subject(&s, queue, NULL, 0);
         cl_int r = cwp_real.finish(queue);
