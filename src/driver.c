@@ -7,8 +7,10 @@
 #include "base.h"
 #include "stats_internal.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <string.h>
 
 /* The probe's longest wait reading its second marker's status, waiting to
  * see it finished (a marker gated on a user event that was just set does no
@@ -44,6 +46,54 @@ static cw__driver drivers[CW__DRIVER_SLOTS];
  * there are several (or none could be listed) and each event is asked. */
 static _Atomic(cl_platform_id) only_platform;
 static _Atomic int platforms_known; /* 0 not asked, 1 asked */
+
+/*
+ * With several platforms, asking an event for its platform takes three
+ * OpenCL calls (event, context, device). Under the ICD loader every OpenCL
+ * object begins with a pointer to its vendor's dispatch table (cl_khr_icd),
+ * the same for a platform and its events, and the vendor library, so the
+ * table, stays loaded for the life of the process. So a platform whose
+ * first word no other platform shares is told by an event's first word, a
+ * load and a compare. Each entry is believed only once the three calls
+ * agreed with it for one event (a program linked to a vendor library with
+ * no loader has objects of the vendor's own layout, whose first words need
+ * not say anything); a disagreement turns the entry off for good.
+ */
+enum { DISPATCH_UNTRIED, DISPATCH_TRUSTED, DISPATCH_OFF };
+static struct {
+    const void *first_word;  /* the platform object's first word; NULL: no entry */
+    cl_platform_id platform; /* set before the count is published */
+    _Atomic int state;       /* DISPATCH_* */
+} dispatch[CW__DRIVER_SLOTS];
+static unsigned dispatch_n; /* written once, before platforms_known */
+
+static const void *first_word(const void *object) {
+    const void *w;
+    memcpy(&w, object, sizeof w);
+    return w;
+}
+
+/* Asked once (pthread_once), by whichever thread gets here first. */
+static void platforms_learn(void) {
+    cl_platform_id ps[CW__DRIVER_SLOTS];
+    cl_uint n = 0;
+    if (clGetPlatformIDs(CW__DRIVER_SLOTS, ps, &n) != CL_SUCCESS)
+        n = 0;
+    if (n == 1)
+        atomic_store_explicit(&only_platform, ps[0], memory_order_relaxed);
+    else if (n > 1 && n <= CW__DRIVER_SLOTS) {
+        for (cl_uint i = 0; i < n; ++i) {
+            dispatch[i].first_word = first_word(ps[i]);
+            dispatch[i].platform = ps[i];
+        }
+        for (cl_uint i = 0; i < n; ++i)
+            for (cl_uint j = 0; j < n; ++j)
+                if (i != j && dispatch[i].first_word == dispatch[j].first_word)
+                    atomic_store_explicit(&dispatch[i].state, DISPATCH_OFF, memory_order_relaxed);
+        dispatch_n = n;
+    }
+    atomic_store_explicit(&platforms_known, 1, memory_order_release);
+}
 
 static cw__driver *slot_of(cl_platform_id p) {
     if (!p)
@@ -90,16 +140,41 @@ cl_platform_id cw__driver_slot(unsigned i, cw__driver **d) {
     return p;
 }
 
-cw__driver *cw__driver_of(cl_event event) {
-    if (!atomic_load_explicit(&platforms_known, memory_order_acquire)) {
-        cl_uint n = 0;
-        cl_platform_id p = NULL;
-        if (clGetPlatformIDs(1, &p, &n) == CL_SUCCESS && n == 1)
-            atomic_store_explicit(&only_platform, p, memory_order_relaxed);
-        atomic_store_explicit(&platforms_known, 1, memory_order_release);
+/* The platform of a valid event, by its first word where that is trusted. */
+static cl_platform_id platform_by_dispatch(cl_event event) {
+    const void *w = first_word(event);
+    for (unsigned i = 0; i < dispatch_n; ++i) {
+        if (dispatch[i].first_word != w)
+            continue;
+        int state = atomic_load_explicit(&dispatch[i].state, memory_order_relaxed);
+        if (state == DISPATCH_TRUSTED)
+            return dispatch[i].platform;
+        if (state == DISPATCH_OFF)
+            break;
+        cl_platform_id asked = platform_of(event);
+        if (asked)
+            atomic_store_explicit(&dispatch[i].state,
+                                  asked == dispatch[i].platform ? DISPATCH_TRUSTED : DISPATCH_OFF,
+                                  memory_order_relaxed);
+        return asked;
     }
+    return platform_of(event);
+}
+
+unsigned cw__driver_dispatch_trusted(void) {
+    unsigned n = 0;
+    if (atomic_load_explicit(&platforms_known, memory_order_acquire))
+        for (unsigned i = 0; i < dispatch_n; ++i)
+            n += atomic_load_explicit(&dispatch[i].state, memory_order_relaxed) == DISPATCH_TRUSTED;
+    return n;
+}
+
+cw__driver *cw__driver_of(cl_event event) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (!atomic_load_explicit(&platforms_known, memory_order_acquire))
+        pthread_once(&once, platforms_learn);
     cl_platform_id p = atomic_load_explicit(&only_platform, memory_order_relaxed);
-    return slot_of(p ? p : platform_of(event));
+    return slot_of(p ? p : platform_by_dispatch(event));
 }
 
 bool cw__driver_failed_fire(const cw__driver *d) {
@@ -170,13 +245,16 @@ static bool long_own_won(const cw__driver *d) {
     return own * cb_n * 8u <= cb * own_n * CW__LONG_OWN_EDGE;
 }
 
-cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns) {
+/* The long way where it needs no ticket: true, with *way set, where the
+ * platform's long waits are the callback wait for now, or decided. */
+static bool long_way_known(const cw__driver *d, uint64_t now_ns, cw__long_way *way) {
+    *way = CW__LONG_CALLBACK;
     /* A platform whose callbacks come CW__LATE_FLOOR_NS late or more is
      * late for shorter waits; where they come within a long wait's 1/32
      * (NVIDIA's 20 ms in a 1 s wait) the callback wait serves it, and its
      * own wait, which may spin, is not tried. */
     if (!d || cw__driver_late(d, 0))
-        return CW__LONG_CALLBACK;
+        return true;
     /* Trials only once the platform's lateness was measured, or a second
      * after its probe (whose callback a late platform has delivered by
      * then, and a loaded machine may have kept the probe from timing):
@@ -184,9 +262,26 @@ cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns) {
     uint64_t probed = atomic_load_explicit(&d->probed_ns, memory_order_relaxed);
     if (!cw__driver_lateness_known(d) &&
         (!probed || now_ns < probed || now_ns - probed < CW__MEASURE_STALE_NS))
-        return CW__LONG_CALLBACK;
-    if (long_decided(d))
-        return long_own_won(d) ? CW__LONG_OWN : CW__LONG_CALLBACK;
+        return true;
+    if (!long_decided(d))
+        return false;
+    *way = long_own_won(d) ? CW__LONG_OWN : CW__LONG_CALLBACK;
+    return true;
+}
+
+bool cw__driver_own_settled(const cw__driver *d, uint64_t expected_ns, bool parks,
+                            uint64_t now_ns) {
+    if (cw__driver_late(d, expected_ns))
+        return cw__driver_own_wait_sleeps(d);
+    cw__long_way way;
+    return parks && expected_ns >= CW__OWN_WAIT_MIN_NS && long_way_known(d, now_ns, &way) &&
+           way == CW__LONG_OWN;
+}
+
+cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns) {
+    cw__long_way way;
+    if (long_way_known(d, now_ns, &way))
+        return way;
     uint64_t ticket = atomic_fetch_add_explicit(&d->long_tickets, 1, memory_order_relaxed);
     if (ticket >= CW__LONG_TICKETS)
         return long_own_won(d) ? CW__LONG_OWN : CW__LONG_CALLBACK;

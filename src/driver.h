@@ -32,10 +32,15 @@ typedef struct cw__driver cw__driver;
  * failed query, more platforms than records), and then nothing learned
  * applies. With one platform in the process (clGetPlatformIDs, asked
  * once) every event is on it and this makes no OpenCL call; with more it
+ * tells it by the event's first word, the ICD dispatch table's pointer,
+ * where that is its platform's alone and once one event confirmed it, else
  * asks the event for its context, devices and platform (platform handles
  * live as long as the process, so the key cannot be reused).
  */
 cw__driver *cw__driver_of(cl_event event);
+/* How many platforms' events are told by their first word (driver.c says
+ * when; 0 with one platform, which needs no telling). */
+unsigned cw__driver_dispatch_trusted(void);
 
 /*
  * Probe the platform of `event` once (later calls return at once): a
@@ -145,6 +150,16 @@ typedef enum cw__long_way {
 cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns);
 /* One timed long wait of that way: its thread CPU time and wall time, ns. */
 void cw__driver_long_sample(cw__driver *d, bool own, uint64_t cpu_ns, uint64_t wall_ns);
+
+/*
+ * Whether auto's wait expected to last `expected_ns` is, for good, the
+ * driver's own clWaitForEvents on this platform (where own waits are
+ * allowed): callbacks late for it and an own wait seen to sleep, or a long
+ * wait that would park at once (`parks`: no spin) whose trials chose the
+ * driver's own. Hands out no trial and counts nothing, so a wait may ask
+ * it before its first look (NULL: false).
+ */
+bool cw__driver_own_settled(const cw__driver *d, uint64_t expected_ns, bool parks, uint64_t now_ns);
 
 /*
  * What a platform's record has decided, for keeping across processes

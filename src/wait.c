@@ -710,6 +710,66 @@ static int wait_long(cl_event event, cw__plan *p, cl_int *cl_status) {
     return rc;
 }
 
+/*
+ * Auto, where the platform has settled on the driver's own clWaitForEvents
+ * for a wait of this length (cw__driver_own_settled): that call and
+ * nothing else, not even the first look, since clWaitForEvents rejects a
+ * bad handle, returns for finished work and flushes by itself. Every step
+ * of cw's own around it is thread CPU time that `blocking` does not pay
+ * (a status read, a flush, the queue asked twice were a few percent of a
+ * 1 ms kernel's wait on PoCL). The estimate is planned first, which asks
+ * the event for its queue (and so validates it); a user event (no queue)
+ * or a bad handle goes the usual way. Returns false where it did not wait.
+ */
+static bool wait_settled_own(cl_event event, cw__plan *p, cl_int *cl_status, int *rc) {
+    if (p->row->spin != CW__SPIN_AUTO || !own_wait_allowed(p))
+        return false;
+    cw__estimate_plan(p, event);
+    if (!p->queue_key)
+        return false;
+    p->driver = cw__driver_of(event);
+    if (!cw__driver_own_settled(p->driver, p->expected_ns, !p->spin_ns, p->start_ns))
+        return false;
+    cw__driver_probe(p->driver, event);
+    cw__stat_add(CW__STAT_DRIVER_WAITS, 1);
+    *rc = wait_blocking(event, cl_status);
+    return true;
+}
+
+/* The wait of the plan's row, for an event the first look found unfinished. */
+static int wait_row(cl_event event, cw__plan *p, cl_int *cl_status) {
+    if (p->row->estimates && !p->queue_key)
+        cw__estimate_plan(p, event);
+    bool callback = p->row->method == CW__CALLBACK || p->row->method == CW__BLOCK;
+    if (callback) {
+        /* What the platform does decides the checks (and auto's way of
+         * waiting); the first callback wait on a platform probes it. */
+        if (!p->driver)
+            p->driver = cw__driver_of(event);
+        cw__driver_probe(p->driver, event);
+    }
+    int rc;
+    switch (p->row->method) {
+    case CW__POLL:
+        return wait_poll(event, p->deadline_ns, cl_status);
+    case CW__BACKOFF:
+        return wait_backoff_poll(event, p, cl_status);
+    case CW__BLOCK: /* with a timeout */
+    case CW__CALLBACK:
+    default:
+        /* Its leave forgets a finished event. */
+        if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver, p->expected_ns)) {
+            if (!wait_own(event, p, cl_status, &rc))
+                rc = wait_late(event, p, cl_status);
+            return rc;
+        }
+        if (p->row->spin == CW__SPIN_AUTO && p->expected_ns >= CW__OWN_WAIT_MIN_NS && !p->spin_ns &&
+            own_wait_allowed(p))
+            return wait_long(event, p, cl_status);
+        return wait_callback(event, p, cl_status);
+    }
+}
+
 static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
     /* clWaitForEvents validates and flushes by itself; keep it the bare call
      * so that it stays the benchmark's reference. It cannot time out: with a
@@ -718,42 +778,15 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (p->bare_block)
         return wait_blocking(event, cl_status);
 
-    /* One look up front: it rejects a bad handle before any registration,
-     * returns at once for work that already finished or failed, and gives
-     * a queued command its flush. */
-    int rc = cw__table_look(event, !(p->flags & CW_WAIT_NO_FLUSH), cl_status);
-    if (rc != CW_OK || *cl_status <= CL_COMPLETE)
-        return rc != CW_OK ? rc : cw__status_verdict(*cl_status);
-    if (p->row->estimates)
-        cw__estimate_plan(p, event);
-    bool callback = p->row->method == CW__CALLBACK || p->row->method == CW__BLOCK;
-    if (callback) {
-        /* What the platform does decides the checks (and auto's way of
-         * waiting); the first callback wait on a platform probes it. */
-        p->driver = cw__driver_of(event);
-        cw__driver_probe(p->driver, event);
-    }
-
-    switch (p->row->method) {
-    case CW__POLL:
-        rc = wait_poll(event, p->deadline_ns, cl_status);
-        break;
-    case CW__BACKOFF:
-        rc = wait_backoff_poll(event, p, cl_status);
-        break;
-    case CW__BLOCK: /* with a timeout */
-    case CW__CALLBACK:
-    default:
-        /* Its leave forgets a finished event. */
-        if (p->row->spin == CW__SPIN_AUTO && cw__driver_late(p->driver, p->expected_ns)) {
-            if (!wait_own(event, p, cl_status, &rc))
-                rc = wait_late(event, p, cl_status);
-        } else if (p->row->spin == CW__SPIN_AUTO && p->expected_ns >= CW__OWN_WAIT_MIN_NS &&
-                   !p->spin_ns && own_wait_allowed(p))
-            rc = wait_long(event, p, cl_status);
-        else
-            rc = wait_callback(event, p, cl_status);
-        break;
+    int rc;
+    if (!wait_settled_own(event, p, cl_status, &rc)) {
+        /* One look up front: it rejects a bad handle before any
+         * registration, returns at once for work that already finished or
+         * failed, and gives a queued command its flush. */
+        rc = cw__table_look(event, !(p->flags & CW_WAIT_NO_FLUSH), cl_status);
+        if (rc != CW_OK || *cl_status <= CL_COMPLETE)
+            return rc != CW_OK ? rc : cw__status_verdict(*cl_status);
+        rc = wait_row(event, p, cl_status);
     }
     if (rc == CW_OK && p->queue_key) {
         uint64_t now = cw_now_ns();

@@ -261,6 +261,48 @@ static void one_lateness_measurement_at_a_time(void **state) {
  * (waited for under a generous hang guard). cw_stats_reset leaves what was
  * learned alone.
  */
+/*
+ * Every platform's events are told their platform, by the three queries
+ * or, with several platforms, by the event's first word (the ICD dispatch
+ * table) once one event confirmed it: each event with a device's context
+ * gets its platform's record, first and later alike. With no layer
+ * between, where the loader keeps the vendor's objects as they are, the
+ * platforms made an event on are then told by their first word.
+ */
+static void events_are_told_their_platform(void **state) {
+    (void)state;
+    cl_platform_id ps[CW__DRIVER_SLOTS];
+    cl_uint n = 0;
+    assert_int_equal(clGetPlatformIDs(CW__DRIVER_SLOTS, ps, &n), CL_SUCCESS);
+    if (n > CW__DRIVER_SLOTS)
+        n = CW__DRIVER_SLOTS;
+    unsigned made = 0;
+    for (cl_uint i = 0; i < n; ++i) {
+        cl_device_id dev;
+        if (clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS)
+            continue;
+        cl_int err;
+        cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+        if (err != CL_SUCCESS)
+            continue;
+        for (int k = 0; k < 3; ++k) {
+            cl_event ev = clCreateUserEvent(ctx, &err);
+            assert_int_equal(err, CL_SUCCESS);
+            assert_ptr_equal(cw__driver_of(ev), cw__driver_of_platform(ps[i]));
+            clReleaseEvent(ev);
+        }
+        clReleaseContext(ctx);
+        ++made;
+    }
+    printf("%u platforms, events made on %u, %u told by their first word\n", (unsigned)n, made,
+           cw__driver_dispatch_trusted());
+    assert_true(made >= 1);
+    if (n == 1)
+        assert_int_equal(cw__driver_dispatch_trusted(), 0);
+    else if (!getenv("OPENCL_LAYERS"))
+        assert_int_equal(cw__driver_dispatch_trusted(), made);
+}
+
 static void the_probe_answers_what_the_driver_does(void **state) {
     (void)state;
     cw_stats_auto a;
@@ -299,6 +341,7 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(long_waits_of_a_late_platform_keep_the_callback),
     cmocka_unit_test(long_wait_trials_meet_long_and_short_waits_alike),
     cmocka_unit_test(one_lateness_measurement_at_a_time),
+    cmocka_unit_test(events_are_told_their_platform),
     cmocka_unit_test(the_probe_answers_what_the_driver_does),
 };
 

@@ -708,6 +708,88 @@ static void long_auto_waits_try_the_drivers_own_wait(void **state) {
     cwh_saxpy_free(&sx);
 }
 
+/* Decide the platform's long waits for the driver's own wait, as trials in
+ * which it cost half the callback wait's would. */
+static void decide_long_waits_own(cw__driver *d) {
+    cw__long_way w;
+    while ((w = cw__driver_long_way(d, cw_now_ns())) == CW__LONG_TRIAL_OWN ||
+           w == CW__LONG_TRIAL_CALLBACK) {
+        bool own = w == CW__LONG_TRIAL_OWN;
+        cw__driver_long_sample(d, own, own ? 10000u : 20000u, 5u * CW__OWN_WAIT_MIN_NS);
+    }
+    assert_int_equal(w, CW__LONG_OWN);
+}
+
+/*
+ * Once the platform settled auto's wait on the driver's own (a timely
+ * platform's long waits whose trials chose it; a late platform's waits
+ * where its own wait sleeps, the pocl7 and nvidia models here, told so),
+ * such a wait is that clWaitForEvents and nothing more, with no first look
+ * of cw's own (the settled rule asks for nothing that look would learn):
+ * it still ends with its command, reports a failed one, returns for a
+ * finished one; a bad handle and a user event (no queue, so no estimate)
+ * go the usual way, and on a timely platform so do a wait that may spin
+ * and a short one.
+ */
+static void settled_own_waits_answer_as_every_wait_does(void **state) {
+    (void)state;
+    enum { GATE_US = 2000 };
+    const uint64_t long_ns = (uint64_t)GATE_US * 1000u;
+    const bool late = model_callback_delay_us() >= CW__LATE_FLOOR_NS / 1000;
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    cl_event probe_ev = user_event();
+    cw__driver *d = cw__driver_of(probe_ev);
+    clReleaseEvent(probe_ev);
+    assert_non_null(d);
+    for (int i = 0; i < 64; ++i)
+        cw__driver_lateness_sample(d, late ? (uint64_t)model_callback_delay_us() * 1000u : 0u);
+    assert_int_equal(cw__driver_late(d, long_ns), late);
+    assert_false(cw__driver_own_settled(d, long_ns, true, cw_now_ns())); /* trials to make */
+    if (late) {
+        for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i)
+            cw__driver_own_wait_sample(d, CW__OWN_WAIT_FIXED_NS, long_ns);
+        assert_true(cw__driver_own_wait_sleeps(d));
+        assert_true(cw__driver_own_settled(d, long_ns, false, cw_now_ns()));
+    } else {
+        decide_long_waits_own(d);
+        assert_false(cw__driver_own_settled(d, long_ns, false, cw_now_ns()));
+        assert_false(cw__driver_own_settled(d, CW__OWN_WAIT_MIN_NS - 1u, true, cw_now_ns()));
+    }
+    assert_true(cw__driver_own_settled(d, long_ns, true, cw_now_ns()));
+    assert_false(cw__driver_own_settled(NULL, long_ns, true, cw_now_ns()));
+
+    cw_stats_auto a0, a1;
+    assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
+    uint64_t total;
+    expect_on_queue(long_ns);
+    gated_wait_ns(&sx, o, GATE_US, CL_COMPLETE, CW_OK, &total);
+    cl_event done;
+    assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 0, NULL, &done), CL_SUCCESS);
+    assert_int_equal(clFinish(host.queue), CL_SUCCESS);
+    expect_on_queue(long_ns);
+    cl_int st = 0;
+    assert_int_equal(cw_wait(done, &o, &st), CW_OK);
+    assert_int_equal(st, CL_COMPLETE);
+    clReleaseEvent(done);
+    expect_on_queue(long_ns);
+    gated_wait_ns(&sx, o, GATE_US, -5, CW_ERR_COMMAND_FAILED, &total);
+    assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+    assert_int_equal(a1.driver_waits - a0.driver_waits, 3);
+
+    assert_int_equal(cw_wait(clshim_bad_event, &o, &st), CW_ERR_INVALID_EVENT);
+    assert_int_equal(st, CL_INVALID_EVENT);
+    cl_event user = user_event();
+    assert_int_equal(clSetUserEventStatus(user, CL_COMPLETE), CL_SUCCESS);
+    assert_int_equal(cw_wait(user, &o, &st), CW_OK);
+    clReleaseEvent(user);
+    assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+    assert_int_equal(a0.driver_waits, a1.driver_waits);
+    assert_int_equal(wait_completions(), 0);
+    cwh_saxpy_free(&sx);
+}
+
 /*
  * Where callbacks come late (the nvidia model: 20 ms), auto learns it (a
  * status read finds commands complete before their callbacks) and waits as
@@ -953,6 +1035,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(failure_reported_within_the_bound_of_a_long_expected_wait),
     cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),
     cmocka_unit_test(long_auto_waits_try_the_drivers_own_wait),
+    cmocka_unit_test(settled_own_waits_answer_as_every_wait_does),
     cmocka_unit_test(late_callbacks_take_the_hybrid_path),
     cmocka_unit_test(late_wait_outgrowing_its_estimate_ends_by_its_callback),
     cmocka_unit_test(gpu_device_counts_no_host_cpus),
