@@ -650,6 +650,18 @@ static void no_check_wakeup_on_a_command_expected_long(void **state) {
     cwh_saxpy_free(&sx);
 }
 
+/* The platform's record, told its callbacks come `lateness_ns` late (a
+ * loaded machine may keep the probe from timing them as the model says). */
+static cw__driver *driver_told_lateness(uint64_t lateness_ns) {
+    cl_event ev = user_event();
+    cw__driver *d = cw__driver_of(ev);
+    clReleaseEvent(ev);
+    assert_non_null(d);
+    for (int i = 0; i < 64; ++i)
+        cw__driver_lateness_sample(d, lateness_ns);
+    return d;
+}
+
 /*
  * Auto's long waits (expected to last 200 µs and more) on a timely platform
  * try the driver's own clWaitForEvents against the callback wait, then keep
@@ -671,12 +683,7 @@ static void long_auto_waits_try_the_drivers_own_wait(void **state) {
      * floor. A loaded machine may keep the probe from timing it, or make
      * its one sample look late: the platform is told it is timely, as the
      * model in force says. */
-    cl_event probe_ev = user_event();
-    cw__driver *d = cw__driver_of(probe_ev);
-    clReleaseEvent(probe_ev);
-    assert_non_null(d);
-    for (int i = 0; i < 64; ++i)
-        cw__driver_lateness_sample(d, 0);
+    cw__driver *d = driver_told_lateness(0);
     assert_false(cw__driver_late(d, 0));
     cw_stats_auto a0, a1;
     assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
@@ -738,12 +745,7 @@ static void settled_own_waits_answer_as_every_wait_does(void **state) {
     const bool late = model_callback_delay_us() >= CW__LATE_FLOOR_NS / 1000;
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
-    cl_event probe_ev = user_event();
-    cw__driver *d = cw__driver_of(probe_ev);
-    clReleaseEvent(probe_ev);
-    assert_non_null(d);
-    for (int i = 0; i < 64; ++i)
-        cw__driver_lateness_sample(d, late ? (uint64_t)model_callback_delay_us() * 1000u : 0u);
+    cw__driver *d = driver_told_lateness(late ? (uint64_t)model_callback_delay_us() * 1000u : 0u);
     assert_int_equal(cw__driver_late(d, long_ns), late);
     assert_false(cw__driver_own_settled(d, long_ns, true, cw_now_ns())); /* trials to make */
     if (late) {
