@@ -91,12 +91,23 @@ uint64_t cw__estimate_end_get(uintptr_t key) {
     return i < 0 ? 0 : atomic_load_explicit(&estimates[i].end_ns, memory_order_relaxed);
 }
 
-/* The same moving estimate as cw__estimate_put's, in the slot that put made. */
-void cw__estimate_end_put(uintptr_t key, uint64_t ns) {
+/*
+ * The same moving estimate as cw__estimate_put's, in the slot that put
+ * made. An end known only within `span_ns` of `ns` (the polls either side
+ * of it lay further apart than their share) moves an estimate from `ns` -
+ * span to `ns` nowhere: the command may well have ended there. One below
+ * that follows `ns` up; one above follows it down, a guess that the next
+ * wait checks by waking earlier, since left there it would never be
+ * corrected: every wait would wake past the end and learn no more (a
+ * 20 ms command planned with 31 ms, polled at 15 ms and 31 ms, for good).
+ */
+void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns) {
     int i = slot_of(key);
     if (i < 0)
         return;
     uint64_t old = atomic_load_explicit(&estimates[i].end_ns, memory_order_relaxed);
+    if (span_ns && old && old + span_ns >= ns && old <= ns)
+        return;
     uint64_t next = old ? follow(old, ns) : ns;
     atomic_store_explicit(&estimates[i].end_ns, next ? next : 1, memory_order_relaxed);
 }

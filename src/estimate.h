@@ -41,13 +41,16 @@ void cw__estimate_put(uintptr_t key, uint64_t ns);
 /*
  * A second estimate per queue, of when its commands end rather than of how
  * long waits on it took: fed only by auto's waits where callbacks are late,
- * whose polls tell the end within a poll's delay, and read by them. The wait estimate holds
+ * whose polls tell the end within a poll's delay or bound it between two
+ * polls, and read by them. The wait estimate holds
  * every strategy's waits, and a callback wait's include the callback's
  * lateness (20 ms on a driver that delivers them so): a hybrid that slept
  * toward that would sleep past the end. 0: none yet (use the wait
  * estimate). The put makes no new slot: it follows cw__estimate_put's.
  */
 uint64_t cw__estimate_end_get(uintptr_t key);
-void cw__estimate_end_put(uintptr_t key, uint64_t ns);
+/* A command's end, `ns` into its wait, give or take `span_ns` (0: told
+ * within the polls' share). */
+void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns);
 
 #endif

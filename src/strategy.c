@@ -103,6 +103,7 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
     p->queue_key = 0;
     p->expected_ns = 0;
     p->ended_ns = 0;
+    p->ended_span_ns = 0;
     p->driver = NULL;
     p->parker = o->parker;
     if (!p->parker) {

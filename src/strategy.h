@@ -107,6 +107,7 @@ typedef struct cw__plan {
     uintptr_t queue_key;       /* the estimate's key (cw__estimate_plan); 0 for none */
     uint64_t expected_ns;      /* the expected wait (cw__estimate_plan); 0 for none */
     uint64_t ended_ns;         /* auto's hybrid: when the command ended, as best told; 0: now */
+    uint64_t ended_span_ns;    /* how far ended_ns may be off either way; 0: told */
     struct cw__driver *driver; /* what is known of the event's platform; NULL: nothing */
     cw_parker *parker;         /* the caller's, or `own` */
     cw_futex_parker own;

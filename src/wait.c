@@ -146,13 +146,22 @@ static void slack_restore(const slack_guard *g) {
         cw__timerslack_set(g->old, NULL);
 }
 
-/* Whether two polls, one that saw the command running and the next, which
- * saw it done, tell when it ended: when they lie within the polls' overshoot
- * share of the wait (>> `shift`). Further apart (a sleep through an
- * estimate, doubling), their middle would teach the next wait to wake far
- * too early. */
-static bool end_told(const cw__plan *p, uint64_t running, uint64_t seen, unsigned shift) {
-    return p->start_ns && seen > p->start_ns && seen - running <= (seen - p->start_ns) >> shift;
+/*
+ * What two polls tell of the command's end, one that saw it running (at
+ * `running`) and the next, which saw it done (at `seen`): it lies between
+ * them, and the plan keeps their middle (p->ended_ns) and half the gap
+ * (p->ended_span_ns), 0 where the two lie within the polls' overshoot
+ * share of the wait (>> `shift`): then the middle is the end, give or take
+ * that share. Wider apart (the sleeps toward the expected end double from
+ * 50 µs, a short delay overshoots by a wake-up's latency), the middle is
+ * only a guess (cw__estimate_end_put).
+ */
+static void end_seen(cw__plan *p, uint64_t running, uint64_t seen, unsigned shift) {
+    if (!p->start_ns || !running || seen <= running)
+        return;
+    uint64_t half = (seen - running) / 2u;
+    p->ended_ns = running + half;
+    p->ended_span_ns = seen - running > (seen - p->start_ns) >> shift ? half : 0;
 }
 
 /* poll_until's answer when it reached `stop` with the command running. */
@@ -162,12 +171,11 @@ static bool end_told(const cw__plan *p, uint64_t running, uint64_t seen, unsigne
  * The loop of a polling wait: read the status, sleep the next of `s`'s
  * delays (up to CW__MICRODELAY_SPIN_NS spun), until the command is
  * finished, the deadline passes (CW_ERR_TIMEOUT) or `stop` does
- * (POLL_STOPPED). With `ended_ns`, a finished command's end is put there:
- * the middle between the last poll that found it running and the one that
- * found it done, when they tell it (end_told): the end estimate.
+ * (POLL_STOPPED). With `tell_end`, what the polls saw of a finished
+ * command's end goes to `p` (end_seen): the end estimate.
  */
-static int poll_until(cl_event event, const cw__plan *p, poll_steps *s, uint64_t stop,
-                      uint64_t *ended_ns, cl_int *cl_status) {
+static int poll_until(cl_event event, cw__plan *p, poll_steps *s, uint64_t stop, bool tell_end,
+                      cl_int *cl_status) {
     uint64_t polls = 0, spins = 0, sleeps = 0, last_running = 0;
     uint64_t until = stop < p->deadline_ns ? stop : p->deadline_ns;
     int rc;
@@ -178,11 +186,8 @@ static int poll_until(cl_event event, const cw__plan *p, poll_steps *s, uint64_t
             break;
         if (*cl_status <= CL_COMPLETE) {
             rc = cw__status_verdict(*cl_status);
-            if (ended_ns && last_running) {
-                uint64_t seen = cw_now_ns();
-                if (end_told(p, last_running, seen, s->overshoot_shift))
-                    *ended_ns = last_running + (seen - last_running) / 2u;
-            }
+            if (tell_end)
+                end_seen(p, last_running, cw_now_ns(), s->overshoot_shift);
             break;
         }
         uint64_t now = cw_now_ns();
@@ -213,10 +218,10 @@ static int poll_until(cl_event event, const cw__plan *p, poll_steps *s, uint64_t
  * status and sleeps (poll_steps, an eighth of the wait at most past the
  * estimate; delays up to CW__MICRODELAY_SPIN_NS are spun).
  */
-static int wait_backoff_poll(cl_event event, const cw__plan *p, cl_int *cl_status) {
+static int wait_backoff_poll(cl_event event, cw__plan *p, cl_int *cl_status) {
     poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, BACKOFF_OVERSHOOT_SHIFT);
     slack_guard slack = slack_lower();
-    int rc = poll_until(event, p, &s, CW_DEADLINE_NONE, NULL, cl_status);
+    int rc = poll_until(event, p, &s, CW_DEADLINE_NONE, false, cl_status);
     slack_restore(&slack);
     return rc;
 }
@@ -540,15 +545,11 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
         if (*cl_status <= CL_COMPLETE) {
             seen_first = *cl_status == CL_COMPLETE && !cw__completion_is_signalled(c);
             /* The command ended between the last poll that found it
-             * running and this one: the estimate takes the middle, not
-             * this poll, or a wait that slept past the end (the sleeps
-             * double while the estimate is ahead) would teach the next
-             * wait to sleep as far. */
-            if (last_running) {
-                uint64_t seen = cw_now_ns();
-                if (end_told(p, last_running, seen, s.overshoot_shift))
-                    p->ended_ns = last_running + (seen - last_running) / 2u;
-            }
+             * running and this one: the estimate takes what the two tell
+             * (end_seen), not this poll, or a wait that slept past the end
+             * (the sleeps double while the estimate is ahead) would teach
+             * the next wait to sleep as far. */
+            end_seen(p, last_running, cw_now_ns(), s.overshoot_shift);
             break;
         }
         uint64_t now = cw_now_ns();
@@ -633,7 +634,7 @@ static int wait_late(cl_event event, cw__plan *p, cl_int *cl_status) {
         poll_for = 2u * p->expected_ns;
     uint64_t stop = after_ns(start, poll_for);
     slack_guard slack = slack_lower();
-    int rc = poll_until(event, p, &s, stop, &p->ended_ns, cl_status);
+    int rc = poll_until(event, p, &s, stop, true, cl_status);
     slack_restore(&slack);
     if (rc != POLL_STOPPED) {
         if (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED)
@@ -792,7 +793,7 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         uint64_t now = cw_now_ns();
         cw__estimate_put(p->queue_key, now - p->start_ns);
         if (p->ended_ns)
-            cw__estimate_end_put(p->queue_key, p->ended_ns - p->start_ns);
+            cw__estimate_end_put(p->queue_key, p->ended_ns - p->start_ns, p->ended_span_ns);
     }
     bool polled = p->row->method == CW__POLL || p->row->method == CW__BACKOFF;
     if (polled && (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED))

@@ -559,6 +559,42 @@ static void estimate_recovers_after_one_long_wait(void **state) {
     assert_true(cw__estimate_get(key) >= 500000);
 }
 
+/*
+ * The end estimate (auto's late waits): a told end is followed; one known
+ * only between two polls leaves an estimate inside that span alone, raises
+ * one below it, and brings one above it down. The last is what frees a
+ * queue whose estimate lies past its commands' end: each wait slept to the
+ * estimate, doubling its sleeps (a poll at 15.4 ms that saw a 20 ms
+ * command running, the next at the estimate), and learned nothing.
+ */
+static void end_estimate_comes_down_to_the_end(void **state) {
+    (void)state;
+    uintptr_t key = (uintptr_t)&key;
+    const uint64_t ms = 1000000u, end = 20 * ms, running = 15400000u;
+    cw__estimate_put(key, 40 * ms); /* the slot the end estimate lives in */
+    cw__estimate_end_put(key, 31 * ms, 0);
+    assert_int_equal(cw__estimate_end_get(key), 31 * ms);
+    int waits = 0;
+    while (cw__estimate_end_get(key) > end + ms && waits < 100) {
+        uint64_t seen = cw__estimate_end_get(key); /* the wake at the estimate */
+        cw__estimate_end_put(key, running + (seen - running) / 2u, (seen - running) / 2u);
+        ++waits;
+    }
+    printf("a 31 ms end estimate came within 1 ms of a 20 ms end after %d waits\n", waits);
+    assert_true(waits > 0 && waits <= 16);
+    /* Inside the span: unchanged. */
+    uint64_t e = cw__estimate_end_get(key);
+    cw__estimate_end_put(key, e + ms, 2 * ms);
+    assert_int_equal(cw__estimate_end_get(key), e);
+    /* Below the span: raised toward its middle. */
+    cw__estimate_end_put(key, e + 4 * ms, ms);
+    assert_true(cw__estimate_end_get(key) > e && cw__estimate_end_get(key) < e + 4 * ms);
+    /* Told: followed by a quarter. */
+    e = cw__estimate_end_get(key);
+    cw__estimate_end_put(key, e + 4 * ms, 0);
+    assert_int_equal(cw__estimate_end_get(key), e + ms);
+}
+
 /* Make the fixture's queue's expected wait about `ns`, as a run of waits
  * that long would (the estimate follows each wait by a quarter). */
 static void expect_on_queue(uint64_t ns) {
@@ -1034,6 +1070,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(failure_reported_within_two_check_intervals),
     cmocka_unit_test(short_wait_after_long_one_is_not_late),
     cmocka_unit_test(estimate_recovers_after_one_long_wait),
+    cmocka_unit_test(end_estimate_comes_down_to_the_end),
     cmocka_unit_test(failure_reported_within_the_bound_of_a_long_expected_wait),
     cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),
     cmocka_unit_test(long_auto_waits_try_the_drivers_own_wait),
