@@ -100,6 +100,12 @@ uint64_t cw__estimate_end_get(uintptr_t key) {
  * wait checks by waking earlier, since left there it would never be
  * corrected: every wait would wake past the end and learn no more (a
  * 20 ms command planned with 31 ms, polled at 15 ms and 31 ms, for good).
+ * A told end over twice the estimate raises it by up to 4x at once, as a
+ * short wait brings the wait estimate down: the queue's commands grew
+ * longer, and following by a quarter would poll every wait of the next
+ * few from the old end to the new (under the `nvidia` model, a queue that
+ * went from 20 ms to 100 ms kernels made twice backoff-poll's polls for
+ * its first launches).
  */
 void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns) {
     int i = slot_of(key);
@@ -108,7 +114,13 @@ void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns) {
     uint64_t old = atomic_load_explicit(&estimates[i].end_ns, memory_order_relaxed);
     if (span_ns && old && old + span_ns >= ns && old <= ns)
         return;
-    uint64_t next = old ? follow(old, ns) : ns;
+    uint64_t next;
+    if (!old)
+        next = ns;
+    else if (!span_ns && ns / 2u > old)
+        next = ns / 4u > old ? 4u * old : ns;
+    else
+        next = follow(old, ns);
     atomic_store_explicit(&estimates[i].end_ns, next ? next : 1, memory_order_relaxed);
 }
 

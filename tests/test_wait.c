@@ -589,10 +589,19 @@ static void end_estimate_comes_down_to_the_end(void **state) {
     /* Below the span: raised toward its middle. */
     cw__estimate_end_put(key, e + 4 * ms, ms);
     assert_true(cw__estimate_end_get(key) > e && cw__estimate_end_get(key) < e + 4 * ms);
-    /* Told: followed by a quarter. */
+    /* Told: followed by a quarter; over twice the estimate, up by 4x at
+     * most at once (a queue gone from 20 ms to 100 ms kernels). */
     e = cw__estimate_end_get(key);
     cw__estimate_end_put(key, e + 4 * ms, 0);
     assert_int_equal(cw__estimate_end_get(key), e + ms);
+    cw__estimate_end_put(key, 20 * ms, 0);
+    for (int i = 0; i < 8; ++i)
+        cw__estimate_end_put(key, 20 * ms, 0);
+    e = cw__estimate_end_get(key);
+    cw__estimate_end_put(key, 100 * ms, 0);
+    assert_int_equal(cw__estimate_end_get(key), 4 * e);
+    cw__estimate_end_put(key, 100 * ms, 0);
+    assert_true(cw__estimate_end_get(key) > 4 * e && cw__estimate_end_get(key) <= 100 * ms);
 }
 
 /* Make the fixture's queue's expected wait about `ns`, as a run of waits
