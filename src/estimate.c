@@ -52,6 +52,22 @@ static uint64_t follow(uint64_t old, uint64_t ns) {
     return ns < old / 2 ? (ns > old / 4 ? ns : old / 4) : old - old / 4 + ns / 4;
 }
 
+/* Up by as much as 4x at once, to `ns` at most: a step over twice the
+ * estimate that is taken as the queue's commands grown longer. */
+static uint64_t rise(uint64_t old, uint64_t ns) {
+    return ns / 4u > old ? 4u * old : ns;
+}
+
+/* From this wait on (half the default check interval, where the first
+ * failed-command check is put by the expected wait), one over twice the
+ * estimate raises it at once (rise): following a kernel 5x longer than the
+ * last by a quarter, each of its first few waits woke for a check the
+ * estimate put too early (a 100 ms kernel after a 20 ms one, one check in
+ * every four launches, each a wake-up of 12-17 µs). Shorter waits follow
+ * by a quarter: there one preempted wait, 2-4x the rest, would turn
+ * auto's spin off for the next wait. */
+#define EST_RISE_MIN_NS ((uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u / CW__CHECK_EXPECTED_FACTOR)
+
 static uintptr_t queue_key(cl_event event) {
     cl_command_queue q = NULL;
     if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS)
@@ -69,7 +85,7 @@ uint64_t cw__estimate_of(cl_event event) {
 }
 
 /* A few waits follow a change to a longer kernel, one outlier moves it by
- * a quarter (follow). */
+ * a quarter (follow); from EST_RISE_MIN_NS on, one wait (rise). */
 void cw__estimate_put(uintptr_t key, uint64_t ns) {
     if (!key)
         return;
@@ -83,7 +99,8 @@ void cw__estimate_put(uintptr_t key, uint64_t ns) {
         return;
     }
     uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
-    atomic_store_explicit(&estimates[i].ns, follow(old, ns), memory_order_relaxed);
+    uint64_t next = ns >= EST_RISE_MIN_NS && ns / 2u > old ? rise(old, ns) : follow(old, ns);
+    atomic_store_explicit(&estimates[i].ns, next, memory_order_relaxed);
 }
 
 uint64_t cw__estimate_end_get(uintptr_t key) {
@@ -118,7 +135,7 @@ void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns) {
     if (!old)
         next = ns;
     else if (!span_ns && ns / 2u > old)
-        next = ns / 4u > old ? 4u * old : ns;
+        next = rise(old, ns);
     else
         next = follow(old, ns);
     atomic_store_explicit(&estimates[i].end_ns, next ? next : 1, memory_order_relaxed);

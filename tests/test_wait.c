@@ -551,12 +551,35 @@ static void estimate_recovers_after_one_long_wait(void **state) {
     (void)state;
     uintptr_t key = (uintptr_t)&key; /* any non-zero key names a queue here */
     cw__estimate_put(key, 1000000);
-    cw__estimate_put(key, 3000000000u); /* one 3 s wait */
+    for (int i = 0; i < 5; ++i)
+        cw__estimate_put(key, 3000000000u); /* 3 s waits: up by 4x a wait */
     assert_true(cw__estimate_get(key) >= 750000000u);
     for (int i = 0; i < 8; ++i)
         cw__estimate_put(key, 1000000);
     assert_true(cw__estimate_get(key) <= 2000000);
     assert_true(cw__estimate_get(key) >= 500000);
+}
+
+/* The estimate goes up at once to a wait over twice it from 8 ms on (by
+ * 4x at most), so a kernel 5x longer than the last makes no early check
+ * wake-ups after its first launch; shorter waits move it by a quarter, so
+ * one preempted short wait does not end auto's spins. */
+static void estimate_rises_at_once_to_a_longer_kernel(void **state) {
+    (void)state;
+    static char queue; /* its own key: a test run in one process keeps the slots */
+    uintptr_t key = (uintptr_t)&queue;
+    const uint64_t ms = 1000000u;
+    cw__estimate_put(key, 20 * ms);
+    cw__estimate_put(key, 100 * ms);
+    assert_int_equal(cw__estimate_get(key), 80 * ms);
+    cw__estimate_put(key, 100 * ms);
+    assert_int_equal(cw__estimate_get(key), 85 * ms);
+    cw__estimate_put(key, 400 * ms);
+    assert_int_equal(cw__estimate_get(key), 340 * ms);
+    uintptr_t short_key = key + 1;
+    cw__estimate_put(short_key, ms);
+    cw__estimate_put(short_key, 4 * ms);
+    assert_int_equal(cw__estimate_get(short_key), 1750000u);
 }
 
 /*
@@ -569,7 +592,8 @@ static void estimate_recovers_after_one_long_wait(void **state) {
  */
 static void end_estimate_comes_down_to_the_end(void **state) {
     (void)state;
-    uintptr_t key = (uintptr_t)&key;
+    static char queue; /* its own key: a test run in one process keeps the slots */
+    uintptr_t key = (uintptr_t)&queue;
     const uint64_t ms = 1000000u, end = 20 * ms, running = 15400000u;
     cw__estimate_put(key, 40 * ms); /* the slot the end estimate lives in */
     cw__estimate_end_put(key, 31 * ms, 0);
@@ -1079,6 +1103,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(failure_reported_within_two_check_intervals),
     cmocka_unit_test(short_wait_after_long_one_is_not_late),
     cmocka_unit_test(estimate_recovers_after_one_long_wait),
+    cmocka_unit_test(estimate_rises_at_once_to_a_longer_kernel),
     cmocka_unit_test(end_estimate_comes_down_to_the_end),
     cmocka_unit_test(failure_reported_within_the_bound_of_a_long_expected_wait),
     cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),
