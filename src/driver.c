@@ -33,12 +33,16 @@ struct cw__driver {
     _Atomic uint64_t probed_ns;    /* when the probe was claimed; 0 not yet */
     _Atomic uint32_t own_trials;   /* timed clWaitForEvents calls that counted */
     _Atomic uint32_t own_asleep;   /* of them, those that slept */
-    /* Long waits on a platform whose callbacks are not late: the trials of
-     * each way (tickets handed out, then per way: counted waits, the sum of
-     * their thread CPU time). */
-    _Atomic uint32_t long_tickets;
-    _Atomic uint32_t long_own_n, long_cb_n;
-    _Atomic uint64_t long_own_cpu_ns, long_cb_cpu_ns;
+    /* Long waits on a platform whose callbacks are not late, per class
+     * (cw__driver_long_class): the trials of each way (tickets handed out,
+     * then per way: counted waits, the sum of their thread CPU time and
+     * the largest of them, 0 where none is known: a seeded record). */
+    struct {
+        _Atomic uint32_t tickets;
+        _Atomic uint32_t own_n, cb_n;
+        _Atomic uint64_t own_cpu_ns, cb_cpu_ns;
+        _Atomic uint64_t own_max_ns, cb_max_ns;
+    } lng[CW__LONG_CLASSES];
 };
 
 static cw__driver drivers[CW__DRIVER_SLOTS];
@@ -223,31 +227,74 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
     atomic_fetch_add_explicit(&d->own_trials, 1, memory_order_relaxed);
 }
 
-/* Decided: both ways have their trials counted, or the tickets ran out. */
-static bool long_decided(const cw__driver *d) {
-    return (atomic_load_explicit(&d->long_own_n, memory_order_relaxed) >= CW__LONG_TRIALS &&
-            atomic_load_explicit(&d->long_cb_n, memory_order_relaxed) >= CW__LONG_TRIALS) ||
-           atomic_load_explicit(&d->long_tickets, memory_order_relaxed) >= CW__LONG_TICKETS;
+/* The trials each way of class c counts, and the tickets it hands out. */
+static uint32_t long_trials(unsigned c) {
+    return c ? CW__LONG_FAR_TRIALS : CW__LONG_TRIALS;
 }
 
-/* The driver's own wait won: both ways were timed and its mean thread CPU
- * time per wait is at most CW__LONG_OWN_EDGE eighths of the callback
- * wait's (cross products of sums and counts, which cannot overflow: a
- * count is at most CW__LONG_TICKETS plus racers, a sum of thread CPU time
- * far under 2^52 ns). */
-static bool long_own_won(const cw__driver *d) {
-    uint64_t own_n = atomic_load_explicit(&d->long_own_n, memory_order_relaxed);
-    uint64_t cb_n = atomic_load_explicit(&d->long_cb_n, memory_order_relaxed);
+static uint32_t long_tickets(unsigned c) {
+    return c ? CW__LONG_FAR_TICKETS : CW__LONG_TICKETS;
+}
+
+unsigned cw__driver_long_class(uint64_t expected_ns) {
+    return expected_ns >= CW__LONG_FAR_NS ? 1u : 0u;
+}
+
+/* Decided: both ways have their trials counted, or the tickets ran out. */
+static bool long_decided(const cw__driver *d, unsigned c) {
+    return (atomic_load_explicit(&d->lng[c].own_n, memory_order_relaxed) >= long_trials(c) &&
+            atomic_load_explicit(&d->lng[c].cb_n, memory_order_relaxed) >= long_trials(c)) ||
+           atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed) >= long_tickets(c);
+}
+
+/*
+ * A way's thread CPU time per wait, as the fraction *sum / *n: the mean of
+ * its trials with the largest left out (where there are two or more and the
+ * largest is known). One wait in a few is dearer by a multiple (a
+ * preemption, an interrupt, a page fault on a cold line: 55-97 µs among
+ * samples of 22-40 µs for 20 ms kernels on PoCL 3.1), and with 4 or 8
+ * trials one such sample decided for either way; what the two ways differ
+ * by is in every wait, so it stays.
+ */
+static void long_cost(uint64_t sum, uint64_t n, uint64_t max, uint64_t *out_sum, uint64_t *out_n) {
+    if (n >= 2 && max && max <= sum) {
+        sum -= max;
+        --n;
+    }
+    *out_sum = sum;
+    *out_n = n;
+}
+
+static void long_costs(const cw__driver *d, unsigned c, bool own, uint64_t *sum, uint64_t *n) {
+    if (own)
+        long_cost(atomic_load_explicit(&d->lng[c].own_cpu_ns, memory_order_relaxed),
+                  atomic_load_explicit(&d->lng[c].own_n, memory_order_relaxed),
+                  atomic_load_explicit(&d->lng[c].own_max_ns, memory_order_relaxed), sum, n);
+    else
+        long_cost(atomic_load_explicit(&d->lng[c].cb_cpu_ns, memory_order_relaxed),
+                  atomic_load_explicit(&d->lng[c].cb_n, memory_order_relaxed),
+                  atomic_load_explicit(&d->lng[c].cb_max_ns, memory_order_relaxed), sum, n);
+}
+
+/* The driver's own wait won: both ways were timed and its thread CPU time
+ * per wait (long_cost) is at most CW__LONG_OWN_EDGE eighths of the
+ * callback wait's (cross products of sums and counts, which cannot
+ * overflow: a count is at most its tickets plus racers, a sum of thread
+ * CPU time far under 2^52 ns; a seeded one is under 2^16 and 2^40 ns,
+ * learned.c). */
+static bool long_own_won(const cw__driver *d, unsigned c) {
+    uint64_t own, own_n, cb, cb_n;
+    long_costs(d, c, true, &own, &own_n);
+    long_costs(d, c, false, &cb, &cb_n);
     if (!own_n || !cb_n)
         return false;
-    uint64_t own = atomic_load_explicit(&d->long_own_cpu_ns, memory_order_relaxed);
-    uint64_t cb = atomic_load_explicit(&d->long_cb_cpu_ns, memory_order_relaxed);
     return own * cb_n * 8u <= cb * own_n * CW__LONG_OWN_EDGE;
 }
 
-/* The long way where it needs no ticket: true, with *way set, where the
- * platform's long waits are the callback wait for now, or decided. */
-static bool long_way_known(const cw__driver *d, uint64_t now_ns, cw__long_way *way) {
+/* The long way of class c where it needs no ticket: true, with *way set,
+ * where the platform's long waits are the callback wait for now, or
+ * decided. */
+static bool long_way_known(const cw__driver *d, unsigned c, uint64_t now_ns, cw__long_way *way) {
     *way = CW__LONG_CALLBACK;
     /* A platform whose callbacks come CW__LATE_FLOOR_NS late or more is
      * late for shorter waits; where they come within a long wait's 1/32
@@ -263,9 +310,9 @@ static bool long_way_known(const cw__driver *d, uint64_t now_ns, cw__long_way *w
     if (!cw__driver_lateness_known(d) &&
         (!probed || now_ns < probed || now_ns - probed < CW__MEASURE_STALE_NS))
         return true;
-    if (!long_decided(d))
+    if (!long_decided(d, c))
         return false;
-    *way = long_own_won(d) ? CW__LONG_OWN : CW__LONG_CALLBACK;
+    *way = long_own_won(d, c) ? CW__LONG_OWN : CW__LONG_CALLBACK;
     return true;
 }
 
@@ -274,21 +321,23 @@ bool cw__driver_own_settled(const cw__driver *d, uint64_t expected_ns, bool park
     if (cw__driver_late(d, expected_ns))
         return cw__driver_own_wait_sleeps(d);
     cw__long_way way;
-    return parks && expected_ns >= CW__OWN_WAIT_MIN_NS && long_way_known(d, now_ns, &way) &&
+    return parks && expected_ns >= CW__OWN_WAIT_MIN_NS &&
+           long_way_known(d, cw__driver_long_class(expected_ns), now_ns, &way) &&
            way == CW__LONG_OWN;
 }
 
-cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns) {
+cw__long_way cw__driver_long_way(cw__driver *d, uint64_t expected_ns, uint64_t now_ns) {
+    unsigned c = cw__driver_long_class(expected_ns);
     cw__long_way way;
-    if (long_way_known(d, now_ns, &way))
+    if (long_way_known(d, c, now_ns, &way))
         return way;
-    uint64_t ticket = atomic_fetch_add_explicit(&d->long_tickets, 1, memory_order_relaxed);
-    if (ticket >= CW__LONG_TICKETS)
-        return long_own_won(d) ? CW__LONG_OWN : CW__LONG_CALLBACK;
+    uint64_t ticket = atomic_fetch_add_explicit(&d->lng[c].tickets, 1, memory_order_relaxed);
+    if (ticket >= long_tickets(c))
+        return long_own_won(d, c) ? CW__LONG_OWN : CW__LONG_CALLBACK;
     /* A way with its trials counted leaves the rest to the other. */
-    if (atomic_load_explicit(&d->long_own_n, memory_order_relaxed) >= CW__LONG_TRIALS)
+    if (atomic_load_explicit(&d->lng[c].own_n, memory_order_relaxed) >= long_trials(c))
         return CW__LONG_TRIAL_CALLBACK;
-    if (atomic_load_explicit(&d->long_cb_n, memory_order_relaxed) >= CW__LONG_TRIALS)
+    if (atomic_load_explicit(&d->lng[c].cb_n, memory_order_relaxed) >= long_trials(c))
         return CW__LONG_TRIAL_OWN;
     /*
      * The two ways interleave, so that drift on the machine (load, clock
@@ -305,15 +354,23 @@ cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns) {
     return __builtin_parityll(ticket) ? CW__LONG_TRIAL_CALLBACK : CW__LONG_TRIAL_OWN;
 }
 
-/* Racing trials may count a few more than CW__LONG_TRIALS, or be read
+/* Racing trials may count a few more than their number, or be read
  * between a sum and its count: a decision off for a while, never a wrong
- * wait (either way of waiting is correct). */
-void cw__driver_long_sample(cw__driver *d, bool own, uint64_t cpu_ns, uint64_t wall_ns) {
-    if (!d || wall_ns < CW__OWN_WAIT_MIN_NS)
+ * wait (either way of waiting is correct). A far wait that ended early
+ * (under half of CW__LONG_FAR_NS) is not one that class decides for. */
+void cw__driver_long_sample(cw__driver *d, uint64_t expected_ns, bool own, uint64_t cpu_ns,
+                            uint64_t wall_ns) {
+    unsigned c = cw__driver_long_class(expected_ns);
+    if (!d || wall_ns < (c ? CW__LONG_FAR_NS / 2u : CW__OWN_WAIT_MIN_NS))
         return;
-    atomic_fetch_add_explicit(own ? &d->long_own_cpu_ns : &d->long_cb_cpu_ns, cpu_ns,
+    _Atomic uint64_t *max = own ? &d->lng[c].own_max_ns : &d->lng[c].cb_max_ns;
+    uint64_t seen = atomic_load_explicit(max, memory_order_relaxed);
+    while (cpu_ns > seen && !atomic_compare_exchange_weak_explicit(
+                                max, &seen, cpu_ns, memory_order_relaxed, memory_order_relaxed))
+        ;
+    atomic_fetch_add_explicit(own ? &d->lng[c].own_cpu_ns : &d->lng[c].cb_cpu_ns, cpu_ns,
                               memory_order_relaxed);
-    atomic_fetch_add_explicit(own ? &d->long_own_n : &d->long_cb_n, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(own ? &d->lng[c].own_n : &d->lng[c].cb_n, 1, memory_order_relaxed);
 }
 
 /* A moving estimate, 1/4 weight to the newest sample, as the wait estimate:
@@ -539,12 +596,20 @@ void cw__driver_learned_get(const cw__driver *d, cw__driver_learned *out) {
     out->own_trials = atomic_load_explicit(&d->own_trials, memory_order_relaxed);
     out->own_asleep = atomic_load_explicit(&d->own_asleep, memory_order_relaxed);
     out->own_known = !cw__driver_own_wait_open(d);
-    out->long_known = long_decided(d);
-    out->long_tickets = atomic_load_explicit(&d->long_tickets, memory_order_relaxed);
-    out->long_own_n = atomic_load_explicit(&d->long_own_n, memory_order_relaxed);
-    out->long_cb_n = atomic_load_explicit(&d->long_cb_n, memory_order_relaxed);
-    out->long_own_cpu_ns = atomic_load_explicit(&d->long_own_cpu_ns, memory_order_relaxed);
-    out->long_cb_cpu_ns = atomic_load_explicit(&d->long_cb_cpu_ns, memory_order_relaxed);
+    for (unsigned c = 0; c < CW__LONG_CLASSES; ++c) {
+        cw__long_learned *l = &out->lng[c];
+        l->known = long_decided(d, c);
+        l->tickets = atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed);
+        l->own_n = atomic_load_explicit(&d->lng[c].own_n, memory_order_relaxed);
+        l->cb_n = atomic_load_explicit(&d->lng[c].cb_n, memory_order_relaxed);
+        /* Each way's sum as its long_cost times its count: a seeded record
+         * (no largest known) decides as this one does. */
+        uint64_t sum, n;
+        long_costs(d, c, true, &sum, &n);
+        l->own_cpu_ns = n < l->own_n ? sum + sum / n : sum;
+        long_costs(d, c, false, &sum, &n);
+        l->cb_cpu_ns = n < l->cb_n ? sum + sum / n : sum;
+    }
 }
 
 /* The sums go in before the counts that make a part known, so a wait that
@@ -566,14 +631,17 @@ bool cw__driver_seed(cw__driver *d, const cw__driver_learned *in) {
         atomic_store_explicit(&d->own_trials, in->own_trials, memory_order_relaxed);
         seeded = true;
     }
-    if (in->long_known && !atomic_load_explicit(&d->long_tickets, memory_order_relaxed) &&
-        !atomic_load_explicit(&d->long_own_n, memory_order_relaxed) &&
-        !atomic_load_explicit(&d->long_cb_n, memory_order_relaxed)) {
-        atomic_store_explicit(&d->long_own_cpu_ns, in->long_own_cpu_ns, memory_order_relaxed);
-        atomic_store_explicit(&d->long_cb_cpu_ns, in->long_cb_cpu_ns, memory_order_relaxed);
-        atomic_store_explicit(&d->long_own_n, in->long_own_n, memory_order_relaxed);
-        atomic_store_explicit(&d->long_cb_n, in->long_cb_n, memory_order_relaxed);
-        atomic_store_explicit(&d->long_tickets, in->long_tickets, memory_order_relaxed);
+    for (unsigned c = 0; c < CW__LONG_CLASSES; ++c) {
+        const cw__long_learned *l = &in->lng[c];
+        if (!l->known || atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed) ||
+            atomic_load_explicit(&d->lng[c].own_n, memory_order_relaxed) ||
+            atomic_load_explicit(&d->lng[c].cb_n, memory_order_relaxed))
+            continue;
+        atomic_store_explicit(&d->lng[c].own_cpu_ns, l->own_cpu_ns, memory_order_relaxed);
+        atomic_store_explicit(&d->lng[c].cb_cpu_ns, l->cb_cpu_ns, memory_order_relaxed);
+        atomic_store_explicit(&d->lng[c].own_n, l->own_n, memory_order_relaxed);
+        atomic_store_explicit(&d->lng[c].cb_n, l->cb_n, memory_order_relaxed);
+        atomic_store_explicit(&d->lng[c].tickets, l->tickets, memory_order_relaxed);
         seeded = true;
     }
     return seeded;
@@ -597,7 +665,10 @@ void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint
         uint64_t l = cw__driver_lateness_ns(d);
         if (l > *lateness_ns)
             *lateness_ns = l;
-        if (long_decided(d) && long_own_won(d))
-            ++*long_own;
+        for (unsigned c = 0; c < CW__LONG_CLASSES; ++c)
+            if (long_decided(d, c) && long_own_won(d, c)) {
+                ++*long_own;
+                break;
+            }
     }
 }

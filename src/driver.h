@@ -125,21 +125,37 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
  * that auto would park at once) on a platform whose callbacks come under
  * CW__LATE_FLOOR_NS late:
  * the callback wait, or the driver's own clWaitForEvents, whichever took the
- * waiting thread less CPU time per wait. Both are timed, interleaved
- * (cw__driver_long_way says in which order), on
+ * waiting thread less CPU time per wait (each way's mean with its dearest
+ * trial left out, so that one preempted trial does not decide). Both are
+ * timed, interleaved (cw__driver_long_way says in which order), on
  * the platform's first long waits once its lateness is known, until each
- * counted CW__LONG_TRIALS waits of at least CW__OWN_WAIT_MIN_NS (or
- * CW__LONG_TICKETS trials were handed out). Before the lateness is known
- * (or CW__MEASURE_STALE_NS has passed since the probe) the callback wait,
- * and where either way has no counted trial. The driver's own wait saves a
- * callback's registration, cw's record of it and its delivery; it loses
- * where it spins or polls before it sleeps. The thread CPU time is what
- * each costs the waiting thread; a callback's delivery, on the driver's
- * thread, is left out of it, which is why the driver's own wait wins up to
- * CW__LONG_OWN_EDGE eighths of the callback wait's time.
+ * counted its trials (or the tickets were handed out). Before the lateness
+ * is known (or CW__MEASURE_STALE_NS has passed since the probe) the callback
+ * wait, and where either way has no counted trial. The driver's own wait
+ * saves a callback's registration, cw's record of it and its delivery; it
+ * loses where it spins or polls before it sleeps. The thread CPU time is
+ * what each costs the waiting thread; a callback's delivery, on the
+ * driver's thread, is left out of it, which is why the driver's own wait
+ * wins up to CW__LONG_OWN_EDGE eighths of the callback wait's time.
+ *
+ * Two classes of long wait decide apart (cw__driver_long_class): near,
+ * expected under CW__LONG_FAR_NS (CW__LONG_TRIALS counted waits of at least
+ * CW__OWN_WAIT_MIN_NS per way, CW__LONG_TICKETS tickets), and far (of at
+ * least half CW__LONG_FAR_NS, CW__LONG_FAR_TRIALS per way,
+ * CW__LONG_FAR_TICKETS tickets). What the two ways cost changes with the
+ * wait's length (on PoCL 3.1: about the same for 1 ms kernels, the driver's
+ * own a tenth to a third less for 20 ms ones; a thread that slept for
+ * milliseconds finds its caches cold, which weighs on the way that touches
+ * more), so one decision made on a program's first long waits, often its
+ * shortest, was a toss for the longer ones.
+ * Far trials are fewer: each is a long wait, and the ways differ more.
  */
 #define CW__LONG_TRIALS 8u
 #define CW__LONG_TICKETS 64u
+#define CW__LONG_FAR_NS 4000000u
+#define CW__LONG_FAR_TRIALS 4u
+#define CW__LONG_FAR_TICKETS 32u
+#define CW__LONG_CLASSES 2u
 #define CW__LONG_OWN_EDGE 9u
 typedef enum cw__long_way {
     CW__LONG_CALLBACK,
@@ -147,9 +163,13 @@ typedef enum cw__long_way {
     CW__LONG_TRIAL_CALLBACK, /* a trial: time it (cw__driver_long_sample) */
     CW__LONG_TRIAL_OWN,
 } cw__long_way;
-cw__long_way cw__driver_long_way(cw__driver *d, uint64_t now_ns);
-/* One timed long wait of that way: its thread CPU time and wall time, ns. */
-void cw__driver_long_sample(cw__driver *d, bool own, uint64_t cpu_ns, uint64_t wall_ns);
+/* The class of a long wait expected to last `expected_ns`: 0 near, 1 far. */
+unsigned cw__driver_long_class(uint64_t expected_ns);
+cw__long_way cw__driver_long_way(cw__driver *d, uint64_t expected_ns, uint64_t now_ns);
+/* One timed long wait of that way, planned to last `expected_ns` (its
+ * class): its thread CPU time and wall time, ns. */
+void cw__driver_long_sample(cw__driver *d, uint64_t expected_ns, bool own, uint64_t cpu_ns,
+                            uint64_t wall_ns);
 
 /*
  * Whether auto's wait expected to last `expected_ns` is, for good, the
@@ -166,14 +186,17 @@ bool cw__driver_own_settled(const cw__driver *d, uint64_t expected_ns, bool park
  * (learned.c): each part only once known. Never whether failed commands
  * fire: that turns checks off, and is believed only once seen here.
  */
+typedef struct cw__long_learned {
+    bool known; /* the class's long-wait trials are decided: the counts */
+    uint32_t tickets, own_n, cb_n;
+    uint64_t own_cpu_ns, cb_cpu_ns;
+} cw__long_learned;
 typedef struct cw__driver_learned {
     bool lateness_known; /* lateness_ns, from at least one sample */
     uint64_t lateness_ns;
     bool own_known; /* the own-wait trials are made: own_trials, own_asleep */
     uint32_t own_trials, own_asleep;
-    bool long_known; /* the long-wait trials are decided: the long_* counts */
-    uint32_t long_tickets, long_own_n, long_cb_n;
-    uint64_t long_own_cpu_ns, long_cb_cpu_ns;
+    cw__long_learned lng[CW__LONG_CLASSES]; /* near, far */
 } cw__driver_learned;
 
 /* The platform whose record is slot i (of CW__DRIVER_SLOTS), and the
@@ -194,7 +217,7 @@ bool cw__driver_seed(cw__driver *d, const cw__driver_learned *in);
 
 /* For cw_stats_auto_get: platforms probed, and of them, those whose failed
  * commands fire and whose callbacks are late; the largest lateness; the
- * platforms whose long waits the driver's own wait serves. */
+ * platforms whose long waits (of either class) the driver's own wait serves. */
 void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint64_t *late,
                         uint64_t *lateness_ns, uint64_t *long_own);
 

@@ -14,9 +14,9 @@
  * platforms share a line: a hint off, never a wrong wait. */
 #define KEY_MAX 512u
 #define DEVICES_MAX 16u
-/* The longest line: the key, a tab, the values (six numbers of at most 20
- * digits and their names), the line end. */
-#define LINE_MAX (KEY_MAX + 192u)
+/* The longest line: the key, a tab, the values (fourteen numbers of at
+ * most 20 digits and their names), the line end. */
+#define LINE_MAX (KEY_MAX + 352u)
 
 /* The keys of the platforms named so far, by platform handle (which lives
  * as long as the process). Naming asks OpenCL, so it happens at an import
@@ -85,32 +85,59 @@ static const char *key_of(cl_platform_id p) {
 }
 
 /* The values of one line: "lateness=NS own=TRIALS/ASLEEP
- * long=TICKETS/OWN_N/OWN_CPU_NS/CB_N/CB_CPU_NS", "-" for a part not
- * known. Returns the length written (of at most `size`, which is room
- * enough). */
+ * long=TICKETS/OWN_N/OWN_CPU_NS/CB_N/CB_CPU_NS far=..." (long: the near
+ * class of long waits, far: the far one, alike), "-" for a part not known.
+ * Returns the length written (of at most `size`, which is room enough). */
+static void format_long(char *out, size_t size, const cw__long_learned *l) {
+    if (!l->known)
+        snprintf(out, size, "-");
+    else
+        snprintf(out, size, "%" PRIu32 "/%" PRIu32 "/%" PRIu64 "/%" PRIu32 "/%" PRIu64, l->tickets,
+                 l->own_n, l->own_cpu_ns, l->cb_n, l->cb_cpu_ns);
+}
+
 static int format_values(char *out, size_t size, const cw__driver_learned *l) {
-    char late[32] = "-", own[48] = "-", lng[120] = "-";
+    char late[32] = "-", own[48] = "-", lng[CW__LONG_CLASSES][120];
     if (l->lateness_known)
         snprintf(late, sizeof late, "%" PRIu64, l->lateness_ns);
     if (l->own_known)
         snprintf(own, sizeof own, "%" PRIu32 "/%" PRIu32, l->own_trials, l->own_asleep);
-    if (l->long_known)
-        snprintf(lng, sizeof lng, "%" PRIu32 "/%" PRIu32 "/%" PRIu64 "/%" PRIu32 "/%" PRIu64,
-                 l->long_tickets, l->long_own_n, l->long_own_cpu_ns, l->long_cb_n,
-                 l->long_cb_cpu_ns);
-    return snprintf(out, size, "lateness=%s own=%s long=%s", late, own, lng);
+    for (unsigned c = 0; c < CW__LONG_CLASSES; ++c)
+        format_long(lng[c], sizeof lng[c], &l->lng[c]);
+    return snprintf(out, size, "lateness=%s own=%s long=%s far=%s", late, own, lng[0], lng[1]);
+}
+
+/* One class's long-wait part, "-" or its five numbers; false when
+ * malformed. Counts and sums are bounded (2^16, 2^40 ns: 18 minutes of
+ * thread CPU time, past any trials') so that the driver's cross products
+ * of a sum, a count and its edge stay under 2^64. */
+static bool parse_long(const char *s, cw__long_learned *l) {
+    if (!strcmp(s, "-"))
+        return true;
+    int n = 0;
+    if (sscanf(s, "%" SCNu32 "/%" SCNu32 "/%" SCNu64 "/%" SCNu32 "/%" SCNu64 "%n", &l->tickets,
+               &l->own_n, &l->own_cpu_ns, &l->cb_n, &l->cb_cpu_ns, &n) != 5 ||
+        s[n] || l->tickets > (1u << 16) || l->own_n > (1u << 16) || l->cb_n > (1u << 16) ||
+        l->own_cpu_ns > (1ull << 40) || l->cb_cpu_ns > (1ull << 40))
+        return false;
+    l->known = true;
+    return true;
 }
 
 /* Parse the values of a line (the text after the key's tab, to the line's
- * end); false when they are malformed. Counts are bounded so that the
- * driver's cross products of sums and counts cannot overflow. */
+ * end); false when they are malformed. A line without the far part (as
+ * written before there was one) has the far class unknown. */
 static bool parse_values(const char *s, cw__driver_learned *l) {
     *l = (cw__driver_learned){0};
-    char late[32], own[48], lng[120];
-    int used = 0;
-    if (sscanf(s, "lateness=%31[-0-9] own=%47[-/0-9] long=%119[-/0-9]%n", late, own, lng, &used) !=
-            3 ||
-        (s[used] != '\0' && s[used] != '\n'))
+    char late[32], own[48], lng[CW__LONG_CLASSES][120];
+    strcpy(lng[1], "-");
+    int used = 0, far_used = 0;
+    if (sscanf(s, "lateness=%31[-0-9] own=%47[-/0-9] long=%119[-/0-9]%n", late, own, lng[0],
+               &used) != 3)
+        return false;
+    if (s[used] == ' ' && sscanf(s + used, " far=%119[-/0-9]%n", lng[1], &far_used) == 1)
+        used += far_used;
+    if (s[used] != '\0' && s[used] != '\n')
         return false;
     int n = 0;
     if (strcmp(late, "-")) {
@@ -124,17 +151,13 @@ static bool parse_values(const char *s, cw__driver_learned *l) {
             return false;
         l->own_known = true;
     }
-    if (strcmp(lng, "-")) {
-        if (sscanf(lng, "%" SCNu32 "/%" SCNu32 "/%" SCNu64 "/%" SCNu32 "/%" SCNu64 "%n",
-                   &l->long_tickets, &l->long_own_n, &l->long_own_cpu_ns, &l->long_cb_n,
-                   &l->long_cb_cpu_ns, &n) != 5 ||
-            lng[n] || l->long_tickets > 1000000u || l->long_own_n > 1000000u ||
-            l->long_cb_n > 1000000u || l->long_own_cpu_ns > (1ull << 50) ||
-            l->long_cb_cpu_ns > (1ull << 50))
+    bool any_long = false;
+    for (unsigned c = 0; c < CW__LONG_CLASSES; ++c) {
+        if (!parse_long(lng[c], &l->lng[c]))
             return false;
-        l->long_known = true;
+        any_long = any_long || l->lng[c].known;
     }
-    return l->lateness_known || l->own_known || l->long_known;
+    return l->lateness_known || l->own_known || any_long;
 }
 
 int cw_learned_export(char *buf, size_t size, size_t *needed) {
@@ -149,7 +172,7 @@ int cw_learned_export(char *buf, size_t size, size_t *needed) {
             continue;
         cw__driver_learned l;
         cw__driver_learned_get(d, &l);
-        if (!l.lateness_known && !l.own_known && !l.long_known)
+        if (!l.lateness_known && !l.own_known && !l.lng[0].known && !l.lng[1].known)
             continue;
         const char *key = key_of(p);
         if (!key)

@@ -695,7 +695,8 @@ static bool wait_own(cl_event event, cw__plan *p, cl_int *cl_status, int *rc) {
  * a trial times its way's thread CPU time.
  */
 static int wait_long(cl_event event, cw__plan *p, cl_int *cl_status) {
-    cw__long_way way = cw__driver_long_way(p->driver, p->start_ns ? p->start_ns : cw_now_ns());
+    cw__long_way way =
+        cw__driver_long_way(p->driver, p->expected_ns, p->start_ns ? p->start_ns : cw_now_ns());
     if (way == CW__LONG_CALLBACK)
         return wait_callback(event, p, cl_status);
     bool own = way == CW__LONG_OWN || way == CW__LONG_TRIAL_OWN;
@@ -707,7 +708,7 @@ static int wait_long(cl_event event, cw__plan *p, cl_int *cl_status) {
     int rc = own ? wait_blocking(event, cl_status) : wait_callback(event, p, cl_status);
     uint64_t cpu_end = thread_cpu_ns(), wall_end = cw_now_ns();
     if (cpu && cpu_end >= cpu && rc == CW_OK)
-        cw__driver_long_sample(p->driver, own, cpu_end - cpu, wall_end - wall);
+        cw__driver_long_sample(p->driver, p->expected_ns, own, cpu_end - cpu, wall_end - wall);
     return rc;
 }
 

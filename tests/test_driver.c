@@ -144,30 +144,44 @@ static uint64_t flat_cost(bool own, unsigned trial) {
     return own ? flat_own_ns : flat_cb_ns;
 }
 
-/* Run the long-wait trials to their end on a timely platform, each trial
- * costing what `cost` says; a wait shorter than CW__OWN_WAIT_MIN_NS counts
- * for neither way. Each way has CW__LONG_TRIALS trials counted, no more.
- * Returns the way decided, which cw_stats_auto's platform count shows too. */
-static cw__long_way run_long_trials_costing(trial_cost cost) {
-    cw__driver *d = timely_driver();
-    const uint64_t wall = CW__OWN_WAIT_MIN_NS * 5u;
-    assert_int_equal(cw__driver_long_way(d, cw_now_ns()), CW__LONG_TRIAL_OWN);
-    cw__driver_long_sample(d, true, cost(true, 0), CW__OWN_WAIT_MIN_NS - 1); /* too short */
+/* The near wait the trials below are planned for (1 ms), and the far one. */
+#define NEAR_NS (CW__OWN_WAIT_MIN_NS * 5u)
+#define FAR_NS CW__LONG_FAR_NS
+
+/* Run the long-wait trials of the class of waits expected to last
+ * `expected_ns` (each lasting that long) to their end, each trial costing
+ * what `cost` says; a wait shorter than the class's least (CW__OWN_WAIT_MIN_NS
+ * near, half CW__LONG_FAR_NS far) counts for neither way. Each way has the class's
+ * trials counted, no more. Returns the way decided. */
+static cw__long_way trials_of_class(cw__driver *d, uint64_t expected_ns, trial_cost cost) {
+    bool far = cw__driver_long_class(expected_ns);
+    const unsigned want = far ? CW__LONG_FAR_TRIALS : CW__LONG_TRIALS;
+    const unsigned tickets = far ? CW__LONG_FAR_TICKETS : CW__LONG_TICKETS;
+    const uint64_t least = far ? CW__LONG_FAR_NS / 2u : CW__OWN_WAIT_MIN_NS;
+    assert_int_equal(cw__driver_long_way(d, expected_ns, cw_now_ns()), CW__LONG_TRIAL_OWN);
+    cw__driver_long_sample(d, expected_ns, true, cost(true, 0), least - 1u); /* too short */
     unsigned trials[2] = {0, 0}, trial = 0;
     cw__long_way w;
-    while ((w = cw__driver_long_way(d, cw_now_ns())) == CW__LONG_TRIAL_OWN ||
+    while ((w = cw__driver_long_way(d, expected_ns, cw_now_ns())) == CW__LONG_TRIAL_OWN ||
            w == CW__LONG_TRIAL_CALLBACK) {
         bool own = w == CW__LONG_TRIAL_OWN;
         ++trials[own];
-        assert_true(++trial < CW__LONG_TICKETS);
-        cw__driver_long_sample(d, own, cost(own, trial), wall);
+        assert_true(++trial < tickets);
+        cw__driver_long_sample(d, expected_ns, own, cost(own, trial), expected_ns);
     }
-    assert_int_equal(trials[0], CW__LONG_TRIALS);
-    assert_int_equal(trials[1], CW__LONG_TRIALS);
+    assert_int_equal(trials[0], want);
+    assert_int_equal(trials[1], want);
     assert_true(w == CW__LONG_OWN || w == CW__LONG_CALLBACK);
     /* Decided for good: further samples are not asked for. */
     for (int i = 0; i < 4; ++i)
-        assert_int_equal(cw__driver_long_way(d, cw_now_ns()), w);
+        assert_int_equal(cw__driver_long_way(d, expected_ns, cw_now_ns()), w);
+    return w;
+}
+
+/* The near class's trials on a timely platform; the way decided, which
+ * cw_stats_auto's platform count shows too. */
+static cw__long_way run_long_trials_costing(trial_cost cost) {
+    cw__long_way w = trials_of_class(timely_driver(), NEAR_NS, cost);
     uint64_t probed, fire, silent, late, lateness, own;
     cw__driver_summary(&probed, &fire, &silent, &late, &lateness, &own);
     assert_int_equal(own, w == CW__LONG_OWN);
@@ -205,8 +219,8 @@ static void long_wait_trials_meet_long_and_short_waits_alike(void **state) {
  */
 static void long_waits_take_the_own_wait_where_it_costs_no_more(void **state) {
     (void)state;
-    assert_int_equal(cw__driver_long_way(NULL, 0), CW__LONG_CALLBACK);
-    cw__driver_long_sample(NULL, true, 1, CW__OWN_WAIT_MIN_NS); /* ignored, no crash */
+    assert_int_equal(cw__driver_long_way(NULL, NEAR_NS, 0), CW__LONG_CALLBACK);
+    cw__driver_long_sample(NULL, NEAR_NS, true, 1, NEAR_NS); /* ignored, no crash */
     const uint64_t cb = 16000;
     assert_int_equal(run_long_trials(cb * CW__LONG_OWN_EDGE / 8u, cb), CW__LONG_OWN);
 }
@@ -228,8 +242,79 @@ static void long_waits_of_a_late_platform_keep_the_callback(void **state) {
     for (int i = 0; i < 64; ++i)
         cw__driver_lateness_sample(d, 20000000);
     assert_false(cw__driver_late(d, 1000000000));
-    for (unsigned i = 0; i < 2u * CW__LONG_TICKETS; ++i)
-        assert_int_equal(cw__driver_long_way(d, cw_now_ns()), CW__LONG_CALLBACK);
+    for (unsigned i = 0; i < 2u * CW__LONG_TICKETS; ++i) {
+        assert_int_equal(cw__driver_long_way(d, NEAR_NS, cw_now_ns()), CW__LONG_CALLBACK);
+        assert_int_equal(cw__driver_long_way(d, FAR_NS, cw_now_ns()), CW__LONG_CALLBACK);
+    }
+}
+
+/*
+ * Near and far long waits decide apart, each on its own trials: here the
+ * driver's own wait costs the far waits less (a quarter less, as PoCL
+ * 3.1's did for 20 ms kernels) and the near ones more, and each class
+ * keeps its own answer, whichever decided first. The settled own wait
+ * follows the class; the platform counts once among those whose long
+ * waits the own wait serves.
+ */
+static uint64_t far_cheaper_cost(bool own, unsigned trial) {
+    (void)trial;
+    return own ? 15000u : 20000u;
+}
+
+static uint64_t near_dearer_cost(bool own, unsigned trial) {
+    (void)trial;
+    return own ? 30000u : 20000u;
+}
+
+/*
+ * One dear wait in a way's trials does not decide: here the driver's own
+ * wait costs 15 µs a far wait and the callback wait 20 µs, but the own
+ * wait's first trial took 200 µs (a preemption). Its mean would lose by
+ * far; with each way's largest trial left out the own wait wins, and what
+ * the record exports (a sum for each way, read by a later process as a
+ * mean) decides the same.
+ */
+static unsigned own_costs_asked; /* the first is the too short wait's */
+static uint64_t one_dear_own_cost(bool own, unsigned trial) {
+    (void)trial;
+    if (own && ++own_costs_asked == 2u)
+        return 200000u;
+    return own ? 15000u : 20000u;
+}
+
+static void one_dear_trial_does_not_decide(void **state) {
+    (void)state;
+    cw__driver *d = timely_driver();
+    own_costs_asked = 0;
+    assert_int_equal(trials_of_class(d, FAR_NS, one_dear_own_cost), CW__LONG_OWN);
+    assert_int_equal(own_costs_asked, 1u + CW__LONG_FAR_TRIALS);
+    cw__driver_learned l;
+    cw__driver_learned_get(d, &l);
+    assert_true(l.lng[1].known);
+    assert_false(l.lng[0].known);
+    assert_int_equal(l.lng[1].own_n, CW__LONG_FAR_TRIALS);
+    assert_int_equal(l.lng[1].cb_n, CW__LONG_FAR_TRIALS);
+    assert_int_equal(l.lng[1].own_cpu_ns, 15000u * CW__LONG_FAR_TRIALS);
+    assert_int_equal(l.lng[1].cb_cpu_ns, 20000u * CW__LONG_FAR_TRIALS);
+}
+
+static void near_and_far_long_waits_decide_apart(void **state) {
+    (void)state;
+    assert_int_equal(cw__driver_long_class(CW__LONG_FAR_NS - 1u), 0);
+    assert_int_equal(cw__driver_long_class(CW__LONG_FAR_NS), 1);
+    assert_int_equal(cw__driver_long_class(UINT64_MAX), 1);
+    cw__driver *d = timely_driver();
+    assert_int_equal(trials_of_class(d, FAR_NS, far_cheaper_cost), CW__LONG_OWN);
+    /* The near class has made no trial yet: its first is handed out. */
+    assert_false(cw__driver_own_settled(d, NEAR_NS, true, cw_now_ns()));
+    assert_int_equal(trials_of_class(d, NEAR_NS, near_dearer_cost), CW__LONG_CALLBACK);
+    assert_int_equal(cw__driver_long_way(d, 100u * FAR_NS, cw_now_ns()), CW__LONG_OWN);
+    assert_true(cw__driver_own_settled(d, FAR_NS, true, cw_now_ns()));
+    assert_false(cw__driver_own_settled(d, FAR_NS, false, cw_now_ns())); /* it would spin */
+    assert_false(cw__driver_own_settled(d, NEAR_NS, true, cw_now_ns()));
+    uint64_t probed, fire, silent, late, lateness, own;
+    cw__driver_summary(&probed, &fire, &silent, &late, &lateness, &own);
+    assert_int_equal(own, 1);
 }
 
 /* One lateness measurement at a time per platform: a second claim fails
@@ -340,6 +425,8 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(long_waits_keep_the_callback_where_the_own_wait_costs_more),
     cmocka_unit_test(long_waits_of_a_late_platform_keep_the_callback),
     cmocka_unit_test(long_wait_trials_meet_long_and_short_waits_alike),
+    cmocka_unit_test(near_and_far_long_waits_decide_apart),
+    cmocka_unit_test(one_dear_trial_does_not_decide),
     cmocka_unit_test(one_lateness_measurement_at_a_time),
     cmocka_unit_test(events_are_told_their_platform),
     cmocka_unit_test(the_probe_answers_what_the_driver_does),

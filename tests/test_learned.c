@@ -58,14 +58,15 @@ static void a_line_seeds_what_the_process_has_not_learned(void **state) {
     char text[2048], key[1024];
     export_one(text, sizeof text, key, sizeof key);
     char want[128];
-    snprintf(want, sizeof want, "lateness=%llu own=- long=-\n",
+    snprintf(want, sizeof want, "lateness=%llu own=- long=- far=-\n",
              (unsigned long long)cw__driver_lateness_ns(d));
     assert_string_equal(strchr(text, '\0') - strlen(want), want);
     assert_true(cw__driver_own_wait_open(d));
 
-    /* Seeded: the own wait sleeps (3 of 4 trials slept), long waits are
-     * the own wait's (8 trials each way, the own at half the callback's
-     * CPU), and a lateness far from the one learned here. */
+    /* Seeded from a line with no far part: the own wait sleeps (3 of 4
+     * trials slept), near long waits are the own wait's (8 trials each
+     * way, the own at half the callback's CPU), far ones unknown, and a
+     * lateness far from the one learned here. */
     uint64_t before = cw__driver_lateness_ns(d);
     char line[2048];
     snprintf(line, sizeof line, "%slateness=%llu own=4/3 long=16/8/80000/8/160000\n", key,
@@ -76,29 +77,38 @@ static void a_line_seeds_what_the_process_has_not_learned(void **state) {
     assert_int_equal(cw__driver_lateness_ns(d), before);
     assert_false(cw__driver_own_wait_open(d));
     assert_true(cw__driver_own_wait_sleeps(d));
-    assert_int_equal(cw__driver_long_way(d, cw_now_ns()), CW__LONG_OWN);
+    assert_int_equal(cw__driver_long_way(d, CW__OWN_WAIT_MIN_NS, cw_now_ns()), CW__LONG_OWN);
+    assert_int_equal(cw__driver_long_way(d, CW__LONG_FAR_NS, cw_now_ns()), CW__LONG_TRIAL_OWN);
 
     /* The export now carries the seeded decisions; a second import finds
      * nothing left to seed. */
     export_one(text, sizeof text, key, sizeof key);
-    assert_non_null(strstr(text, " own=4/3 long=16/8/80000/8/160000\n"));
+    assert_non_null(strstr(text, " own=4/3 long=16/8/80000/8/160000 far=-\n"));
     assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
     assert_int_equal(seeded, 0);
 }
 
-/* A long-wait decision seeded for the callback stays the callback's. */
-static void a_seeded_callback_verdict_keeps_long_waits_on_the_callback(void **state) {
+/* Each class's long-wait decision seeded stays its own: near waits
+ * seeded for the callback keep it, far ones seeded for the driver's own
+ * wait keep that, and the export writes both back. */
+static void seeded_long_wait_verdicts_keep_each_class(void **state) {
     (void)state;
     cw__driver *d = settled();
     char text[2048], key[1024], line[2048];
     export_one(text, sizeof text, key, sizeof key);
-    snprintf(line, sizeof line, "%slateness=- own=- long=16/8/240000/8/160000", key);
+    snprintf(line, sizeof line,
+             "%slateness=- own=- long=16/8/240000/8/160000 far=8/4/40000/4/80000", key);
     unsigned seeded = 0;
     assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
     assert_int_equal(seeded, 1);
-    for (int i = 0; i < 4; ++i)
-        assert_int_equal(cw__driver_long_way(d, cw_now_ns()), CW__LONG_CALLBACK);
+    for (int i = 0; i < 4; ++i) {
+        assert_int_equal(cw__driver_long_way(d, CW__OWN_WAIT_MIN_NS, cw_now_ns()),
+                         CW__LONG_CALLBACK);
+        assert_int_equal(cw__driver_long_way(d, CW__LONG_FAR_NS, cw_now_ns()), CW__LONG_OWN);
+    }
     assert_true(cw__driver_own_wait_open(d));
+    export_one(text, sizeof text, key, sizeof key);
+    assert_non_null(strstr(text, " long=16/8/240000/8/160000 far=8/4/40000/4/80000\n"));
 }
 
 /* Lines of another cw, of another platform, or with values out of shape
@@ -119,6 +129,10 @@ static void lines_of_other_keys_and_malformed_ones_seed_nothing(void **state) {
         "lateness=- own=- long=1/2/3/4",         /* a field short */
         "lateness=- own=- long=9999999/8/1/8/1", /* a count too large */
         "lateness=- own=4/3 long=-\tmore",       /* a sixth field */
+        "lateness=- own=- long=- far=1/2/3/4",   /* a far field short */
+        "lateness=- own=- long=- far=",          /* a far part empty */
+        "lateness=- own=- far=- long=1/1/1/1/1", /* out of order */
+        "lateness=- own=4/3 long=- far=- x",     /* text after the far part */
     };
     for (size_t i = 0; i < sizeof values_bad / sizeof values_bad[0]; ++i) {
         char line[2048];
@@ -181,7 +195,7 @@ static void arguments_and_short_buffers(void **state) {
 
 static const struct CMUnitTest learned_tests[] = {
     cmocka_unit_test(a_line_seeds_what_the_process_has_not_learned),
-    cmocka_unit_test(a_seeded_callback_verdict_keeps_long_waits_on_the_callback),
+    cmocka_unit_test(seeded_long_wait_verdicts_keep_each_class),
     cmocka_unit_test(lines_of_other_keys_and_malformed_ones_seed_nothing),
     cmocka_unit_test(arguments_and_short_buffers),
 };

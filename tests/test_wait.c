@@ -784,14 +784,15 @@ static void long_auto_waits_try_the_drivers_own_wait(void **state) {
     cwh_saxpy_free(&sx);
 }
 
-/* Decide the platform's long waits for the driver's own wait, as trials in
- * which it cost half the callback wait's would. */
-static void decide_long_waits_own(cw__driver *d) {
+/* Decide the platform's long waits of `expected_ns`'s class for the
+ * driver's own wait, as trials in which it cost half the callback wait's
+ * would. */
+static void decide_long_waits_own(cw__driver *d, uint64_t expected_ns) {
     cw__long_way w;
-    while ((w = cw__driver_long_way(d, cw_now_ns())) == CW__LONG_TRIAL_OWN ||
+    while ((w = cw__driver_long_way(d, expected_ns, cw_now_ns())) == CW__LONG_TRIAL_OWN ||
            w == CW__LONG_TRIAL_CALLBACK) {
         bool own = w == CW__LONG_TRIAL_OWN;
-        cw__driver_long_sample(d, own, own ? 10000u : 20000u, 5u * CW__OWN_WAIT_MIN_NS);
+        cw__driver_long_sample(d, expected_ns, own, own ? 10000u : 20000u, expected_ns);
     }
     assert_int_equal(w, CW__LONG_OWN);
 }
@@ -823,7 +824,7 @@ static void settled_own_waits_answer_as_every_wait_does(void **state) {
         assert_true(cw__driver_own_wait_sleeps(d));
         assert_true(cw__driver_own_settled(d, long_ns, false, cw_now_ns()));
     } else {
-        decide_long_waits_own(d);
+        decide_long_waits_own(d, long_ns);
         assert_false(cw__driver_own_settled(d, long_ns, false, cw_now_ns()));
         assert_false(cw__driver_own_settled(d, CW__OWN_WAIT_MIN_NS - 1u, true, cw_now_ns()));
     }

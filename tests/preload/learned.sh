@@ -59,7 +59,7 @@ ok
 key=$(printf '%s\n' "$line" | cut -f2-5)
 
 # 2. A line saying the driver's own wait took half a callback wait's CPU
-#    (8 trials each): under auto a clFinish expected to be long is the
+#    (8 trials each for near long waits, 4 for far ones): under auto a clFinish expected to be long is the
 #    driver's. On a quiet machine that is every one but the queue's first,
 #    whose length is not known yet (11 or more of 13); on a loaded one the
 #    program may be kept off the CPU until its kernel is done: that
@@ -68,7 +68,7 @@ key=$(printf '%s\n' "$line" | cut -f2-5)
 #    cw until the time has grown again. So: at least one, and none where
 #    nothing was seeded (steps 3 and 4).
 then=$(($(date +%s) - 100))
-printf '%s\t%s\tlateness=- own=- long=16/8/80000/8/160000\n' "$then" "$key" >"$file"
+printf '%s\t%s\tlateness=- own=- long=16/8/80000/8/160000 far=8/4/40000/4/80000\n' "$then" "$key" >"$file"
 run seeded --strategy auto
 [ "$(field seeded learned_platforms_seeded)" = 1 ] || fail "seeded: no platform seeded"
 by_driver=$(field seeded finish_by_driver)
@@ -77,7 +77,7 @@ cw_waits=$(($(field seeded finish_on_last_command) + $(field seeded finish_on_ma
 echo "learned.sh: seeded run: $by_driver clFinish calls by the driver, $cw_waits with cw"
 # The values are this run's (the probe's lateness added), the time the line's.
 [ "$(cut -f1 "$file")" = "$then" ] || fail "seeded: the line's time changed"
-grep -q 'long=16/8/80000/8/160000$' "$file" || fail "seeded: the seeded decision was not kept"
+grep -q 'long=16/8/80000/8/160000 far=8/4/40000/4/80000$' "$file" || fail "seeded: the seeded decision was not kept"
 ok
 
 # 3. The same file under cooperative: nothing to hand to the driver.
@@ -88,7 +88,7 @@ ok
 # 4. A day old: not trusted, and dropped (written afresh with a new time
 #    when the run learned something).
 old=$(($(date +%s) - 86400 - 10))
-printf '%s\t%s\tlateness=- own=- long=16/8/80000/8/160000\n' "$old" "$key" >"$file"
+printf '%s\t%s\tlateness=- own=- long=16/8/80000/8/160000 far=8/4/40000/4/80000\n' "$old" "$key" >"$file"
 run old
 [ "$(field old learned_platforms_seeded)" = 0 ] || fail "old: seeded from a line a day old"
 [ "$(field old finish_by_driver)" = 0 ] || fail "old: clFinish by the driver from an old line"
@@ -126,7 +126,7 @@ unset CW_RUN_LEARNED
 export POCL_CACHE_DIR=${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kcache}
 for cache in "$work/home/.cache" "$work/xdg"; do
     mkdir -p "$cache/cw-run"
-    printf '%s\t%s\tlateness=- own=- long=16/8/80000/8/160000\n' "$then" "$key" \
+    printf '%s\t%s\tlateness=- own=- long=16/8/80000/8/160000 far=8/4/40000/4/80000\n' "$then" "$key" \
         >"$cache/cw-run/learned"
 done
 HOME=$work/home XDG_CACHE_HOME= run home
