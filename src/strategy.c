@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6.2: the strategy table, names, and the plan every wait makes of its options. */
+/* Layer 6.2: the strategy table, names, the plan of each wait, and the polling waits' steps. */
 #include "strategy.h"
+#include "relax.h"
 #include "stats_internal.h"
 
 #include <string.h>
@@ -111,4 +112,61 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
         p->parker = &p->own.parker;
     }
     return CW_OK;
+}
+
+cw__poll_steps cw__poll_steps_of(const cw__plan *p, uint64_t early, unsigned overshoot_shift) {
+    cw__poll_steps s = {p->start_ns,
+                        p->expected_ns,
+                        p->checks.first_ns,
+                        early,
+                        CW__BACKOFF_FLOOR_NS,
+                        overshoot_shift,
+                        1000,
+                        false,
+                        false};
+    return s;
+}
+
+uint64_t cw__poll_steps_next(cw__poll_steps *s, uint64_t now, uint64_t deadline) {
+    uint64_t elapsed = now - s->start, d;
+    s->past_expected = !(s->expected > elapsed + s->early + CW__MICRODELAY_SPIN_NS);
+    if (!s->past_expected) {
+        /* Sleep through the expected rest, waking `early` before it, but
+         * never longer than the time waited so far (or `least`): an
+         * estimate that is far too long (a first launch that compiled the
+         * kernel) then costs a few extra polls, not a late answer. */
+        d = s->expected - elapsed - s->early;
+        uint64_t cap = elapsed > s->least ? elapsed : s->least;
+        if (d > cap)
+            d = cap;
+    } else {
+        /* Past the estimate (or none): poll at growing intervals. */
+        uint64_t cap = elapsed >> s->overshoot_shift;
+        if (cap < 1000u)
+            cap = 1000u;
+        d = s->step < cap ? s->step : cap;
+        s->step = d * 2u;
+    }
+    /* With the default check interval the hybrid spaces its polls past
+     * the interval as the callback waits space their checks: by at most
+     * the time waited so far (cw__plan_checks_grow), so a 1 s wait makes a
+     * few polls there, not one every 16 ms. */
+    uint64_t longest = s->longest;
+    if (s->grow_longest) {
+        uint64_t w = elapsed < CW__CHECK_EXPECTED_MAX_NS ? elapsed : CW__CHECK_EXPECTED_MAX_NS;
+        if (w > longest)
+            longest = w;
+    }
+    if (d > longest)
+        d = longest;
+    if (d > deadline - now)
+        d = deadline - now;
+    return d;
+}
+
+void cw__poll_steps_hybrid(const cw__plan *p, cw__poll_steps *s) {
+    uint64_t least = p->expected_ns >> CW__HYBRID_LEAST_SHIFT;
+    if (least > s->least)
+        s->least = least;
+    s->grow_longest = p->checks.by_expected;
 }

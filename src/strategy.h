@@ -118,4 +118,53 @@ typedef struct cw__plan {
  * stay where it is while the wait lasts. */
 int cw__plan_make(const cw_wait_options *options, cw__plan *p);
 
+/*
+ * The shortest sleep backoff-poll plans through an expected wait. With the
+ * cap below (no sleep longer than the time waited so far), a command that
+ * runs R ns is seen done by max(2 R, R + this) plus the wake-up latency,
+ * whatever the estimate says.
+ */
+#define CW__BACKOFF_FLOOR_NS 50000u
+
+/*
+ * The delays of a polling wait, shared by backoff-poll and auto's hybrid
+ * wait: sleep through the expected rest of the wait (waking `early` ns
+ * before its end), never longer than the time waited so far (at least
+ * `least`: CW__BACKOFF_FLOOR_NS, or auto's hybrid's share of the expected
+ * wait, cw__poll_steps_hybrid), then poll at 1, 2, 4 ... µs, each delay
+ * capped at the time waited so far >> `overshoot_shift` (at least 1 µs), so
+ * the overshoot after the command finishes stays within that share of the
+ * wait. No delay outlasts `longest` (the check interval, so a failure is
+ * seen as soon as by the callback waits) nor the deadline.
+ */
+typedef struct cw__poll_steps {
+    uint64_t start, expected, longest, early;
+    uint64_t least; /* the least cap on a sleep toward the expected end */
+    unsigned overshoot_shift;
+    uint64_t step;      /* the next short delay, ns: 1 µs, doubling */
+    bool past_expected; /* the last delay was a poll past the expected end */
+    bool grow_longest;  /* auto's hybrid, default interval: `longest` grows with the wait */
+} cw__poll_steps;
+
+/* The steps of plan p's polling wait, from its start, expected wait and
+ * check interval. */
+cw__poll_steps cw__poll_steps_of(const cw__plan *p, uint64_t early, unsigned overshoot_shift);
+/* The next delay at `now`, ns, never past `deadline`. */
+uint64_t cw__poll_steps_next(cw__poll_steps *s, uint64_t now, uint64_t deadline);
+
+/*
+ * Auto's polling waits where callbacks are late: the first sleep toward
+ * the expected end may last CW__HYBRID_LEAST_SHIFT of the expected wait
+ * (1/8), not only the time waited so far: from 50 µs the sleeps would
+ * double eight times before they reach a 100 ms wait's end, each a wake-up
+ * and a status read (30-40 µs of thread CPU a poll under the nvidia model),
+ * and auto plans its late waits to the end the polls found. A command that
+ * ends far earlier than expected (a queue whose kernels got shorter) is
+ * answered up to that share of the expected wait late, once: that wait
+ * brings the estimate down by up to 4x. With the default check interval
+ * the polls are spaced past it as the callback waits space their checks.
+ */
+#define CW__HYBRID_LEAST_SHIFT 3u
+void cw__poll_steps_hybrid(const cw__plan *p, cw__poll_steps *s);
+
 #endif

@@ -51,13 +51,6 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
     return rc;
 }
 
-/*
- * The shortest sleep backoff-poll plans through an expected wait. With the
- * cap below (no sleep longer than the time waited so far), a command that
- * runs R ns is seen done by max(2 R, R + this) plus the wake-up latency,
- * whatever the estimate says.
- */
-#define BACKOFF_FLOOR_NS 50000u
 /* Past the estimate backoff-poll's delays are capped at the time waited
  * so far >> this (1/8): the overshoot after the command ends stays within
  * that share of the wait. */
@@ -65,67 +58,6 @@ static int wait_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
 /* The timer slack backoff-poll sleeps with: the least Linux takes (0 would
  * mean the thread's default). */
 #define BACKOFF_TIMERSLACK_NS 1u
-
-/*
- * The delays of a polling wait, shared by backoff-poll and auto's hybrid
- * wait: sleep through the expected rest of the wait (waking `early` ns
- * before its end), never longer than the time waited so far (at least
- * BACKOFF_FLOOR_NS), then poll at 1, 2, 4 ... µs, each delay capped at the
- * time waited so far >> `overshoot_shift` (at least 1 µs), so the
- * overshoot after the command finishes stays within that share of the
- * wait. No delay outlasts `longest` (the check interval, so a failure is
- * seen as soon as by the callback waits) nor the deadline.
- */
-typedef struct poll_steps {
-    uint64_t start, expected, longest, early;
-    unsigned overshoot_shift;
-    uint64_t step;      /* the next short delay, ns: 1 µs, doubling */
-    bool past_expected; /* the last delay was a poll past the expected end */
-    bool grow_longest;  /* auto's hybrid, default interval: `longest` grows with the wait */
-} poll_steps;
-
-static poll_steps poll_steps_of(const cw__plan *p, uint64_t early, unsigned overshoot_shift) {
-    poll_steps s = {p->start_ns, p->expected_ns, p->checks.first_ns, early, overshoot_shift, 1000,
-                    false,       false};
-    return s;
-}
-
-static uint64_t poll_steps_next(poll_steps *s, uint64_t now, uint64_t deadline) {
-    uint64_t elapsed = now - s->start, d;
-    s->past_expected = !(s->expected > elapsed + s->early + CW__MICRODELAY_SPIN_NS);
-    if (!s->past_expected) {
-        /* Sleep through the expected rest, waking `early` before it, but
-         * never longer than the time waited so far: an estimate that is far
-         * too long (a first launch that compiled the kernel) then costs a
-         * few extra polls, never a late answer. */
-        d = s->expected - elapsed - s->early;
-        uint64_t cap = elapsed > BACKOFF_FLOOR_NS ? elapsed : BACKOFF_FLOOR_NS;
-        if (d > cap)
-            d = cap;
-    } else {
-        /* Past the estimate (or none): poll at growing intervals. */
-        uint64_t cap = elapsed >> s->overshoot_shift;
-        if (cap < 1000u)
-            cap = 1000u;
-        d = s->step < cap ? s->step : cap;
-        s->step = d * 2u;
-    }
-    /* With the default check interval the hybrid spaces its polls past
-     * the interval as the callback waits space their checks: by at most
-     * the time waited so far (cw__plan_checks_grow), so a 1 s wait makes a
-     * few polls there, not one every 16 ms. */
-    uint64_t longest = s->longest;
-    if (s->grow_longest) {
-        uint64_t w = elapsed < CW__CHECK_EXPECTED_MAX_NS ? elapsed : CW__CHECK_EXPECTED_MAX_NS;
-        if (w > longest)
-            longest = w;
-    }
-    if (d > longest)
-        d = longest;
-    if (d > deadline - now)
-        d = deadline - now;
-    return d;
-}
 
 /* The thread's timer slack, lowered for a polling wait and restored on
  * every return path: Linux may defer a sleeper's wake-up by its slack (the
@@ -174,7 +106,7 @@ static void end_seen(cw__plan *p, uint64_t running, uint64_t seen, unsigned shif
  * (POLL_STOPPED). With `tell_end`, what the polls saw of a finished
  * command's end goes to `p` (end_seen): the end estimate.
  */
-static int poll_until(cl_event event, cw__plan *p, poll_steps *s, uint64_t stop, bool tell_end,
+static int poll_until(cl_event event, cw__plan *p, cw__poll_steps *s, uint64_t stop, bool tell_end,
                       cl_int *cl_status) {
     uint64_t polls = 0, spins = 0, sleeps = 0, last_running = 0;
     uint64_t until = stop < p->deadline_ns ? stop : p->deadline_ns;
@@ -200,7 +132,7 @@ static int poll_until(cl_event event, cw__plan *p, poll_steps *s, uint64_t stop,
             rc = POLL_STOPPED;
             break;
         }
-        uint64_t d = poll_steps_next(s, now, until);
+        uint64_t d = cw__poll_steps_next(s, now, until);
         if (d > CW__MICRODELAY_SPIN_NS)
             ++sleeps;
         else
@@ -215,11 +147,11 @@ static int poll_until(cl_event event, cw__plan *p, poll_steps *s, uint64_t stop,
 
 /*
  * Backoff polling: no callback, no lock, no wake-up; the waiter reads the
- * status and sleeps (poll_steps, an eighth of the wait at most past the
+ * status and sleeps (cw__poll_steps, an eighth of the wait at most past the
  * estimate; delays up to CW__MICRODELAY_SPIN_NS are spun).
  */
 static int wait_backoff_poll(cl_event event, cw__plan *p, cl_int *cl_status) {
-    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, BACKOFF_OVERSHOOT_SHIFT);
+    cw__poll_steps s = cw__poll_steps_of(p, CW__MICRODELAY_SPIN_NS, BACKOFF_OVERSHOOT_SHIFT);
     slack_guard slack = slack_lower();
     int rc = poll_until(event, p, &s, CW_DEADLINE_NONE, false, cl_status);
     slack_restore(&slack);
@@ -470,7 +402,7 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
 /* Past the expected end auto's hybrid wait polls with delays of at most the
  * time waited so far >> this (1/16): finer than backoff-poll's, since it
  * waits so on drivers whose callbacks come too late to wait for. Delays
- * shorter than BACKOFF_FLOOR_NS it spins on the completion rather than
+ * shorter than CW__BACKOFF_FLOOR_NS it spins on the completion rather than
  * parks: a park that short overshoots by about as much as it sleeps, and
  * such a driver's own wait spins (docs/design.md, "Late callbacks"). */
 #define HYBRID_OVERSHOOT_SHIFT 4u
@@ -478,7 +410,7 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
 #define HYBRID_EARLY_SHIFT 4u
 
 /* The polling plan of auto's waits where callbacks are late. */
-static poll_steps hybrid_steps(cw__plan *p) {
+static cw__poll_steps hybrid_steps(cw__plan *p) {
     /* Plan with when the queue's commands end, where hybrid waits have
      * told it (cw__estimate_end_get). */
     uint64_t end = cw__estimate_end_get(p->queue_key);
@@ -489,9 +421,9 @@ static poll_steps hybrid_steps(cw__plan *p) {
      * slept to its very end would keep the overshoot of the waits before
      * it for good; polling from a little before lets it come down to the
      * command's own length. */
-    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS + (p->expected_ns >> HYBRID_EARLY_SHIFT),
-                                 HYBRID_OVERSHOOT_SHIFT);
-    s.grow_longest = p->checks.by_expected;
+    cw__poll_steps s = cw__poll_steps_of(
+        p, CW__MICRODELAY_SPIN_NS + (p->expected_ns >> HYBRID_EARLY_SHIFT), HYBRID_OVERSHOOT_SHIFT);
+    cw__poll_steps_hybrid(p, &s);
     return s;
 }
 
@@ -499,7 +431,7 @@ static poll_steps hybrid_steps(cw__plan *p) {
  * Auto on a platform whose callbacks come late (cw__driver_late), with a
  * parker of the caller's or on a lateness-sampling turn (wait_late): the
  * callback is registered as for any callback wait, but the waiter does not
- * count on it. It polls the status on backoff-poll's steps (poll_steps:
+ * count on it. It polls the status on backoff-poll's steps (cw__poll_steps:
  * sleep toward the expected end of the wait, then growing microdelays, with
  * the timer slack lowered), each delay spent on the completion, spinning
  * (up to CW__MICRODELAY_SPIN_NS) or parked, so the callback still ends the
@@ -514,7 +446,7 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (rc != CW_OK)
         return rc;
     cw__stat_add(CW__STAT_HYBRID, 1);
-    poll_steps s = hybrid_steps(p);
+    cw__poll_steps s = hybrid_steps(p);
     slack_guard slack = slack_lower();
     uint64_t polls = 0, sleeps = 0, last_running = 0;
     bool seen_first = false;
@@ -558,8 +490,8 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
             rc = CW_ERR_TIMEOUT;
             break;
         }
-        uint64_t d = poll_steps_next(&s, now, deadline);
-        if (d < BACKOFF_FLOOR_NS) {
+        uint64_t d = cw__poll_steps_next(&s, now, deadline);
+        if (d < CW__BACKOFF_FLOOR_NS) {
             spin_until(c, now + d);
         } else {
             ++sleeps;
@@ -626,7 +558,8 @@ static int wait_late(cl_event event, cw__plan *p, cl_int *cl_status) {
     uint64_t end = cw__estimate_end_get(p->queue_key);
     if (end)
         p->expected_ns = end;
-    poll_steps s = poll_steps_of(p, CW__MICRODELAY_SPIN_NS, HYBRID_OVERSHOOT_SHIFT);
+    cw__poll_steps s = cw__poll_steps_of(p, CW__MICRODELAY_SPIN_NS, HYBRID_OVERSHOOT_SHIFT);
+    cw__poll_steps_hybrid(p, &s);
     s.step = LATE_FIRST_DELAY_NS;
     uint64_t start = p->start_ns ? p->start_ns : cw_now_ns();
     uint64_t poll_for = cw__driver_lateness_ns(p->driver) << LATE_POLL_SHIFT;

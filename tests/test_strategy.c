@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6.2, the strategy unit: the table of rows and the plan of one wait. */
+/* Layer 6.2, the strategy unit: the table of rows, the plan of one wait and
+ * the steps of a polling wait. */
 #include "harness.h"
 
 #include "cw/stats.h"
@@ -125,12 +126,86 @@ static void stats_auto_fills_what_it_is_given(void **state) {
     assert_int_equal(a.platforms_failed_fire, 0);
 }
 
+/* Follow a polling wait's steps from its start until they reach the
+ * expected end (or `n` delays); returns the number of delays, their
+ * lengths in d[]. */
+static int steps_to_the_end(cw__poll_steps *s, uint64_t d[], int n) {
+    uint64_t now = s->start;
+    int i = 0;
+    for (; i < n; ++i) {
+        d[i] = cw__poll_steps_next(s, now, CW_DEADLINE_NONE);
+        if (s->past_expected)
+            break;
+        now += d[i];
+    }
+    return i;
+}
+
+/*
+ * Toward a 100 ms expected end, backoff-poll's sleeps start at 50 µs and
+ * never outlast the time waited so far, so a command that ends at once is
+ * seen within twice its length or 50 µs; auto's late and hybrid waits
+ * (cw__poll_steps_hybrid) may sleep an eighth of the expected wait at
+ * first, and reach the end in a few sleeps where backoff-poll takes a
+ * dozen. With the default interval the hybrid's sleeps may outlast the
+ * check interval as the wait grows; with an explicit one they do not.
+ */
+static void hybrid_sleeps_reach_the_expected_end_in_few_steps(void **state) {
+    (void)state;
+    const uint64_t ms = 1000000u, expected = 100 * ms;
+    cw__plan p;
+    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
+    assert_int_equal(cw__plan_make(&o, &p), CW_OK);
+    assert_true(p.checks.by_expected);
+    p.start_ns = 1000 * ms;
+    p.expected_ns = expected;
+    uint64_t d[64];
+
+    cw__poll_steps b = cw__poll_steps_of(&p, 0, 3);
+    int nb = steps_to_the_end(&b, d, 64);
+    assert_int_equal(d[0], CW__BACKOFF_FLOOR_NS);
+    assert_int_equal(d[1], CW__BACKOFF_FLOOR_NS); /* the time waited so far */
+    assert_int_equal(d[2], 2 * CW__BACKOFF_FLOOR_NS);
+
+    cw__poll_steps h = cw__poll_steps_of(&p, 0, 4);
+    cw__poll_steps_hybrid(&p, &h);
+    int nh = steps_to_the_end(&h, d, 64);
+    assert_int_equal(d[0], expected >> CW__HYBRID_LEAST_SHIFT);
+    for (int i = 1; i < nh; ++i)
+        assert_true(d[i] <= expected); /* never past the end */
+    printf("sleeps toward a 100 ms end: backoff-poll %d, auto's late waits %d\n", nb, nh);
+    assert_true(nh <= 5);
+    assert_true(nb >= 10);
+
+    /* The least cap only ever raises backoff-poll's floor. */
+    p.expected_ns = 100000u;
+    cw__poll_steps small = cw__poll_steps_of(&p, 0, 4);
+    cw__poll_steps_hybrid(&p, &small);
+    assert_int_equal(cw__poll_steps_next(&small, p.start_ns, CW_DEADLINE_NONE),
+                     CW__BACKOFF_FLOOR_NS);
+
+    /* Spaced by the time waited past the check interval with the default
+     * interval only. */
+    p.expected_ns = 2000 * ms;
+    cw__poll_steps g = cw__poll_steps_of(&p, 0, 4);
+    cw__poll_steps_hybrid(&p, &g);
+    assert_int_equal(cw__poll_steps_next(&g, p.start_ns + 400 * ms, CW_DEADLINE_NONE), 400 * ms);
+    cw_wait_options explicit_interval = {.strategy = CW_STRATEGY_AUTO, .check_interval_us = 16000};
+    assert_int_equal(cw__plan_make(&explicit_interval, &p), CW_OK);
+    p.start_ns = 1000 * ms;
+    p.expected_ns = 2000 * ms;
+    cw__poll_steps e = cw__poll_steps_of(&p, 0, 4);
+    cw__poll_steps_hybrid(&p, &e);
+    assert_int_equal(cw__poll_steps_next(&e, p.start_ns + 400 * ms, CW_DEADLINE_NONE), 16 * ms);
+}
+
 static const struct CMUnitTest strategy_tests[] = {
     cmocka_unit_test(first_check_waits_for_the_expected_wait),
     cmocka_unit_test(stats_auto_fills_what_it_is_given),
     cmocka_unit_test(check_schedule_doubles_to_cap),
     cmocka_unit_test(plan_resolves_defaults),
     cmocka_unit_test(plan_rejects_bad_options),
+    cmocka_unit_test(hybrid_sleeps_reach_the_expected_end_in_few_steps),
 };
 
 CW_TEST_MAIN(strategy_tests, NULL, NULL)

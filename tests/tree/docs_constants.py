@@ -151,6 +151,10 @@ OTHER = [
     ("docs/design.md", "and one in {n} per thread,", "LATE_SAMPLE_EVERY"),
     ("docs/design.md", "expected end the shortest that is slept ({n}: a command", "late_first_delay_ns"),
     ("docs/design.md", "overshoot by 1/{n} of the", "hybrid_overshoot_share"),
+    ("docs/design.md", "toward the expected end may last 1/{n} of the expected wait",
+     "hybrid_least_share"),
+    ("docs/design.md", "answered up to 1/{n} of the expected wait late", "hybrid_least_share"),
+    ("docs/man/cw_wait.3", "first sleep toward that end up to 1/{n} of the expected", "hybrid_least_share"),
     ("docs/design.md", "its delays past that end capped at 1/{n} of the time waited", "hybrid_overshoot_share"),
     ("docs/cw-run.md", "after its check interval ({n} by default) and then every {n} that",
      "check_first_ns CW_CHECK_INTERVAL_GROWTH"),
@@ -162,7 +166,8 @@ OTHER = [
 
 # Values that live in one source file: key -> (file, #define names multiplied).
 FROM_SOURCE = {
-    "BACKOFF_FLOOR_NS": ("src/wait.c", ["BACKOFF_FLOOR_NS"]),
+    "BACKOFF_FLOOR_NS": ("src/strategy.h", ["CW__BACKOFF_FLOOR_NS"]),
+    "CW__HYBRID_LEAST_SHIFT": ("src/strategy.h", ["CW__HYBRID_LEAST_SHIFT"]),
     "BACKOFF_TIMERSLACK_NS": ("src/wait.c", ["BACKOFF_TIMERSLACK_NS"]),
     "POLL_CLOCK_EVERY": ("src/wait.c", ["POLL_CLOCK_EVERY"]),
     "AUTO_SAMPLE_NS": ("src/estimate.c", ["AUTO_SAMPLE_NS"]),
@@ -188,6 +193,8 @@ DERIVED = {
     "late_share": lambda v: 2 ** v["CW__LATE_SHARE_SHIFT"],
     "hybrid_overshoot_share": lambda v: 2 ** v["HYBRID_OVERSHOOT_SHIFT"],
     "hybrid_early_share": lambda v: 2 ** v["HYBRID_EARLY_SHIFT"],
+    # The late and hybrid waits' first sleep: this share of the expected wait.
+    "hybrid_least_share": lambda v: 2 ** v["CW__HYBRID_LEAST_SHIFT"],
     # The late wait polls through this many times the lateness.
     "late_poll_factor": lambda v: 2 ** v["LATE_POLL_SHIFT"],
     "backoff_overshoot_share": lambda v: 2 ** v["BACKOFF_OVERSHOOT_SHIFT"],
