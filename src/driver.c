@@ -34,14 +34,16 @@ struct cw__driver {
     _Atomic uint32_t own_trials;   /* timed clWaitForEvents calls that counted */
     _Atomic uint32_t own_asleep;   /* of them, those that slept */
     /* Long waits on a platform whose callbacks are not late, per class
-     * (cw__driver_long_class): the trials of each way (tickets handed out,
-     * then per way: counted waits, the sum of their thread CPU time and
-     * the largest of them, 0 where none is known: a seeded record). */
+     * (cw__driver_long_class): the trials (tickets handed out, then per way,
+     * way[true] the driver's own and way[false] the callback wait: counted
+     * waits, the sum of their thread CPU time and the largest of them, 0
+     * where none is known: a seeded record). */
     struct {
         _Atomic uint32_t tickets;
-        _Atomic uint32_t own_n, cb_n;
-        _Atomic uint64_t own_cpu_ns, cb_cpu_ns;
-        _Atomic uint64_t own_max_ns, cb_max_ns;
+        struct {
+            _Atomic uint32_t n;
+            _Atomic uint64_t cpu_ns, max_ns;
+        } way[2];
     } lng[CW__LONG_CLASSES];
 };
 
@@ -242,8 +244,9 @@ unsigned cw__driver_long_class(uint64_t expected_ns) {
 
 /* Decided: both ways have their trials counted, or the tickets ran out. */
 static bool long_decided(const cw__driver *d, unsigned c) {
-    return (atomic_load_explicit(&d->lng[c].own_n, memory_order_relaxed) >= long_trials(c) &&
-            atomic_load_explicit(&d->lng[c].cb_n, memory_order_relaxed) >= long_trials(c)) ||
+    return (atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed) >= long_trials(c) &&
+            atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed) >=
+                long_trials(c)) ||
            atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed) >= long_tickets(c);
 }
 
@@ -256,24 +259,14 @@ static bool long_decided(const cw__driver *d, unsigned c) {
  * trials one such sample decided for either way; what the two ways differ
  * by is in every wait, so it stays.
  */
-static void long_cost(uint64_t sum, uint64_t n, uint64_t max, uint64_t *out_sum, uint64_t *out_n) {
-    if (n >= 2 && max && max <= sum) {
-        sum -= max;
-        --n;
+static void long_cost(const cw__driver *d, unsigned c, bool own, uint64_t *sum, uint64_t *n) {
+    *sum = atomic_load_explicit(&d->lng[c].way[own].cpu_ns, memory_order_relaxed);
+    *n = atomic_load_explicit(&d->lng[c].way[own].n, memory_order_relaxed);
+    uint64_t max = atomic_load_explicit(&d->lng[c].way[own].max_ns, memory_order_relaxed);
+    if (*n >= 2 && max && max <= *sum) {
+        *sum -= max;
+        --*n;
     }
-    *out_sum = sum;
-    *out_n = n;
-}
-
-static void long_costs(const cw__driver *d, unsigned c, bool own, uint64_t *sum, uint64_t *n) {
-    if (own)
-        long_cost(atomic_load_explicit(&d->lng[c].own_cpu_ns, memory_order_relaxed),
-                  atomic_load_explicit(&d->lng[c].own_n, memory_order_relaxed),
-                  atomic_load_explicit(&d->lng[c].own_max_ns, memory_order_relaxed), sum, n);
-    else
-        long_cost(atomic_load_explicit(&d->lng[c].cb_cpu_ns, memory_order_relaxed),
-                  atomic_load_explicit(&d->lng[c].cb_n, memory_order_relaxed),
-                  atomic_load_explicit(&d->lng[c].cb_max_ns, memory_order_relaxed), sum, n);
 }
 
 /* The driver's own wait won: both ways were timed and its thread CPU time
@@ -284,8 +277,8 @@ static void long_costs(const cw__driver *d, unsigned c, bool own, uint64_t *sum,
  * learned.c). */
 static bool long_own_won(const cw__driver *d, unsigned c) {
     uint64_t own, own_n, cb, cb_n;
-    long_costs(d, c, true, &own, &own_n);
-    long_costs(d, c, false, &cb, &cb_n);
+    long_cost(d, c, true, &own, &own_n);
+    long_cost(d, c, false, &cb, &cb_n);
     if (!own_n || !cb_n)
         return false;
     return own * cb_n * 8u <= cb * own_n * CW__LONG_OWN_EDGE;
@@ -335,9 +328,9 @@ cw__long_way cw__driver_long_way(cw__driver *d, uint64_t expected_ns, uint64_t n
     if (ticket >= long_tickets(c))
         return long_own_won(d, c) ? CW__LONG_OWN : CW__LONG_CALLBACK;
     /* A way with its trials counted leaves the rest to the other. */
-    if (atomic_load_explicit(&d->lng[c].own_n, memory_order_relaxed) >= long_trials(c))
+    if (atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed) >= long_trials(c))
         return CW__LONG_TRIAL_CALLBACK;
-    if (atomic_load_explicit(&d->lng[c].cb_n, memory_order_relaxed) >= long_trials(c))
+    if (atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed) >= long_trials(c))
         return CW__LONG_TRIAL_OWN;
     /*
      * The two ways interleave, so that drift on the machine (load, clock
@@ -363,14 +356,13 @@ void cw__driver_long_sample(cw__driver *d, uint64_t expected_ns, bool own, uint6
     unsigned c = cw__driver_long_class(expected_ns);
     if (!d || wall_ns < (c ? CW__LONG_FAR_NS / 2u : CW__OWN_WAIT_MIN_NS))
         return;
-    _Atomic uint64_t *max = own ? &d->lng[c].own_max_ns : &d->lng[c].cb_max_ns;
+    _Atomic uint64_t *max = &d->lng[c].way[own].max_ns;
     uint64_t seen = atomic_load_explicit(max, memory_order_relaxed);
     while (cpu_ns > seen && !atomic_compare_exchange_weak_explicit(
                                 max, &seen, cpu_ns, memory_order_relaxed, memory_order_relaxed))
         ;
-    atomic_fetch_add_explicit(own ? &d->lng[c].own_cpu_ns : &d->lng[c].cb_cpu_ns, cpu_ns,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(own ? &d->lng[c].own_n : &d->lng[c].cb_n, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&d->lng[c].way[own].cpu_ns, cpu_ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&d->lng[c].way[own].n, 1, memory_order_relaxed);
 }
 
 /* A moving estimate, 1/4 weight to the newest sample, as the wait estimate:
@@ -600,14 +592,14 @@ void cw__driver_learned_get(const cw__driver *d, cw__driver_learned *out) {
         cw__long_learned *l = &out->lng[c];
         l->known = long_decided(d, c);
         l->tickets = atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed);
-        l->own_n = atomic_load_explicit(&d->lng[c].own_n, memory_order_relaxed);
-        l->cb_n = atomic_load_explicit(&d->lng[c].cb_n, memory_order_relaxed);
+        l->own_n = atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed);
+        l->cb_n = atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed);
         /* Each way's sum as its long_cost times its count: a seeded record
          * (no largest known) decides as this one does. */
         uint64_t sum, n;
-        long_costs(d, c, true, &sum, &n);
+        long_cost(d, c, true, &sum, &n);
         l->own_cpu_ns = n < l->own_n ? sum + sum / n : sum;
-        long_costs(d, c, false, &sum, &n);
+        long_cost(d, c, false, &sum, &n);
         l->cb_cpu_ns = n < l->cb_n ? sum + sum / n : sum;
     }
 }
@@ -634,13 +626,13 @@ bool cw__driver_seed(cw__driver *d, const cw__driver_learned *in) {
     for (unsigned c = 0; c < CW__LONG_CLASSES; ++c) {
         const cw__long_learned *l = &in->lng[c];
         if (!l->known || atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed) ||
-            atomic_load_explicit(&d->lng[c].own_n, memory_order_relaxed) ||
-            atomic_load_explicit(&d->lng[c].cb_n, memory_order_relaxed))
+            atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed) ||
+            atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed))
             continue;
-        atomic_store_explicit(&d->lng[c].own_cpu_ns, l->own_cpu_ns, memory_order_relaxed);
-        atomic_store_explicit(&d->lng[c].cb_cpu_ns, l->cb_cpu_ns, memory_order_relaxed);
-        atomic_store_explicit(&d->lng[c].own_n, l->own_n, memory_order_relaxed);
-        atomic_store_explicit(&d->lng[c].cb_n, l->cb_n, memory_order_relaxed);
+        atomic_store_explicit(&d->lng[c].way[true].cpu_ns, l->own_cpu_ns, memory_order_relaxed);
+        atomic_store_explicit(&d->lng[c].way[false].cpu_ns, l->cb_cpu_ns, memory_order_relaxed);
+        atomic_store_explicit(&d->lng[c].way[true].n, l->own_n, memory_order_relaxed);
+        atomic_store_explicit(&d->lng[c].way[false].n, l->cb_n, memory_order_relaxed);
         atomic_store_explicit(&d->lng[c].tickets, l->tickets, memory_order_relaxed);
         seeded = true;
     }
