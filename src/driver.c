@@ -221,8 +221,14 @@ bool cw__driver_own_wait_sleeps(const cw__driver *d) {
  * read between a vote and the count: a hint off for a while, never a
  * wrong wait (either way of waiting is correct). */
 void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns) {
-    if (!d || wall_ns < CW__OWN_WAIT_MIN_NS)
+    if (!d || wall_ns < CW__OWN_WAIT_SPUN_MIN_NS)
         return;
+    if (wall_ns < CW__OWN_WAIT_MIN_NS) {
+        /* Short: only a spin is told apart from a sleep (driver.h). */
+        if (cpu_ns * CW__OWN_WAIT_SPUN_SHARE >= wall_ns)
+            atomic_fetch_add_explicit(&d->own_trials, 1, memory_order_relaxed);
+        return;
+    }
     cpu_ns = cpu_ns > CW__OWN_WAIT_FIXED_NS ? cpu_ns - CW__OWN_WAIT_FIXED_NS : 0;
     if (cpu_ns * CW__OWN_WAIT_CPU_SHARE < wall_ns)
         atomic_fetch_add_explicit(&d->own_asleep, 1, memory_order_relaxed);

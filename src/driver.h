@@ -106,6 +106,14 @@ void cw__driver_measure_cancel(cw__driver *d);
  * PoCL's on a 2-CPU VM, nearly an eighth of a 200 µs wait), which alone would
  * make a short one look busy; a quarter of a CPU still counts as spinning
  * with it for waits of 8 x the allowance (CW__OWN_WAIT_MIN_NS) and more.
+ * A shorter trial of at least CW__OWN_WAIT_SPUN_MIN_NS counts only where
+ * it spun, taking at least 1/CW__OWN_WAIT_SPUN_SHARE of its wall time in
+ * thread CPU: a sleeping wait's fixed cost is at most half of that, while
+ * a spin that shares its CPU with the thread that ends the command (the
+ * `nvidia` model's timer on one CPU) takes about 3/4. A driver whose every
+ * wait is short would otherwise hand each of them to its spin as a trial
+ * that never counts. A short trial never counts as a sleep: a spin
+ * preempted on a loaded machine costs no more than a sleep's fixed cost.
  * Where it sleeps, auto waits in it rather than polling: no poll costs
  * less CPU than a driver's sleep, and a late callback cannot end it late.
  * `cw__driver_own_wait_sleeps`: known and true (NULL: false);
@@ -115,6 +123,8 @@ void cw__driver_measure_cancel(cw__driver *d);
 #define CW__OWN_WAIT_CPU_SHARE 8u
 #define CW__OWN_WAIT_MIN_NS 200000u
 #define CW__OWN_WAIT_FIXED_NS (CW__OWN_WAIT_MIN_NS / 8u)
+#define CW__OWN_WAIT_SPUN_MIN_NS (CW__OWN_WAIT_MIN_NS / 2u)
+#define CW__OWN_WAIT_SPUN_SHARE 2u
 bool cw__driver_own_wait_sleeps(const cw__driver *d);
 bool cw__driver_own_wait_open(const cw__driver *d);
 /* One timed clWaitForEvents: its thread CPU time and wall time, ns. */

@@ -120,6 +120,37 @@ static void spinning_own_wait_is_not_taken_for_a_sleep(void **state) {
     assert_false(cw__driver_own_wait_sleeps(d));
 }
 
+/* Waits shorter than CW__OWN_WAIT_MIN_NS: one of at least
+ * CW__OWN_WAIT_SPUN_MIN_NS that took 1/CW__OWN_WAIT_SPUN_SHARE of its wall
+ * time in CPU spun, and counts; one a nanosecond cheaper, or shorter, or
+ * cheap (a sleep's fixed cost, or a spin off the CPU) tells nothing. A
+ * driver whose waits are all short is judged all the same. */
+static void short_trials_count_only_when_they_spun(void **state) {
+    (void)state;
+    cw__driver *d = settled_driver();
+    const uint64_t least = CW__OWN_WAIT_SPUN_MIN_NS, longest = CW__OWN_WAIT_MIN_NS - 1u;
+    /* The least CPU that is the share of each, rounded up. */
+    const uint64_t least_spun = (least + CW__OWN_WAIT_SPUN_SHARE - 1u) / CW__OWN_WAIT_SPUN_SHARE;
+    const uint64_t longest_spun =
+        (longest + CW__OWN_WAIT_SPUN_SHARE - 1u) / CW__OWN_WAIT_SPUN_SHARE;
+    for (int i = 0; i < 10; ++i) {
+        cw__driver_own_wait_sample(d, least_spun - 1u, least);
+        cw__driver_own_wait_sample(d, least - 1u, least - 1u);
+        cw__driver_own_wait_sample(d, CW__OWN_WAIT_FIXED_NS, longest);
+        cw__driver_own_wait_sample(d, longest_spun - 1u, longest);
+    }
+    assert_true(cw__driver_own_wait_open(d));
+    for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i) {
+        assert_true(cw__driver_own_wait_open(d));
+        if (i % 2u)
+            cw__driver_own_wait_sample(d, least_spun, least);
+        else
+            cw__driver_own_wait_sample(d, longest_spun, longest);
+    }
+    assert_false(cw__driver_own_wait_open(d));
+    assert_false(cw__driver_own_wait_sleeps(d));
+}
+
 /* A timely platform: lateness known, under the floor (fed where the probe
  * gave no sample: on a loaded machine it may not see its marker finish). */
 static cw__driver *timely_driver(void) {
@@ -421,6 +452,7 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(own_wait_is_judged_after_its_trials),
     cmocka_unit_test(sleeping_own_wait_outvotes_costly_trials),
     cmocka_unit_test(spinning_own_wait_is_not_taken_for_a_sleep),
+    cmocka_unit_test(short_trials_count_only_when_they_spun),
     cmocka_unit_test(long_waits_take_the_own_wait_where_it_costs_no_more),
     cmocka_unit_test(long_waits_keep_the_callback_where_the_own_wait_costs_more),
     cmocka_unit_test(long_waits_of_a_late_platform_keep_the_callback),

@@ -50,6 +50,8 @@ int main(void) {
     PRINT(CW__OWN_WAIT_MIN_NS);
     PRINT(CW__OWN_WAIT_CPU_SHARE);
     PRINT(CW__OWN_WAIT_FIXED_NS);
+    PRINT(CW__OWN_WAIT_SPUN_MIN_NS);
+    PRINT(CW__OWN_WAIT_SPUN_SHARE);
 
     /* The first check of a default wait expected to be long, and of one
      * expected longer than the cap, as the plan computes them. */
