@@ -96,6 +96,17 @@ static void format_long(char *out, size_t size, const cw__long_learned *l) {
                  l->own_n, l->own_cpu_ns, l->cb_n, l->cb_cpu_ns);
 }
 
+/* The line names each class of long wait: near ones `long=`, far `far=`. */
+_Static_assert(CW__LONG_CLASSES == 2, "a learned line has a long= and a far= part");
+
+/* Whether a platform learned anything a line would carry. */
+static bool learned_any(const cw__driver_learned *l) {
+    bool any = l->lateness_known || l->own_known;
+    for (unsigned c = 0; c < CW__LONG_CLASSES; ++c)
+        any = any || l->lng[c].known;
+    return any;
+}
+
 static int format_values(char *out, size_t size, const cw__driver_learned *l) {
     char late[32] = "-", own[48] = "-", lng[CW__LONG_CLASSES][120];
     if (l->lateness_known)
@@ -172,7 +183,7 @@ int cw_learned_export(char *buf, size_t size, size_t *needed) {
             continue;
         cw__driver_learned l;
         cw__driver_learned_get(d, &l);
-        if (!l.lateness_known && !l.own_known && !l.lng[0].known && !l.lng[1].known)
+        if (!learned_any(&l))
             continue;
         const char *key = key_of(p);
         if (!key)
