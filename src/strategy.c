@@ -122,6 +122,7 @@ cw__poll_steps cw__poll_steps_of(const cw__plan *p, uint64_t early, unsigned ove
                         CW__BACKOFF_FLOOR_NS,
                         overshoot_shift,
                         1000,
+                        1000,
                         false,
                         false};
     return s;
@@ -142,8 +143,8 @@ uint64_t cw__poll_steps_next(cw__poll_steps *s, uint64_t now, uint64_t deadline)
     } else {
         /* Past the estimate (or none): poll at growing intervals. */
         uint64_t cap = elapsed >> s->overshoot_shift;
-        if (cap < 1000u)
-            cap = 1000u;
+        if (cap < s->shortest)
+            cap = s->shortest;
         d = s->step < cap ? s->step : cap;
         s->step = d * 2u;
     }

@@ -132,7 +132,8 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p);
  * before its end), never longer than the time waited so far (at least
  * `least`: CW__BACKOFF_FLOOR_NS, or auto's hybrid's share of the expected
  * wait, cw__poll_steps_hybrid), then poll at 1, 2, 4 ... µs, each delay
- * capped at the time waited so far >> `overshoot_shift` (at least 1 µs), so
+ * capped at the time waited so far >> `overshoot_shift` (at least
+ * `shortest`, 1 µs unless the wait sets it), so
  * the overshoot after the command finishes stays within that share of the
  * wait. No delay outlasts `longest` (the check interval, so a failure is
  * seen as soon as by the callback waits) nor the deadline.
@@ -142,6 +143,7 @@ typedef struct cw__poll_steps {
     uint64_t least; /* the least cap on a sleep toward the expected end */
     unsigned overshoot_shift;
     uint64_t step;      /* the next short delay, ns: 1 µs, doubling */
+    uint64_t shortest;  /* no delay past the expected end is shorter: 1 µs */
     bool past_expected; /* the last delay was a poll past the expected end */
     bool grow_longest;  /* auto's hybrid, default interval: `longest` grows with the wait */
 } cw__poll_steps;

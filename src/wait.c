@@ -515,11 +515,14 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
  * its callback and time the callback's landing. */
 #define LATE_SAMPLE_EVERY 256u
 
-/* A late wait's first delay past the expected end: the shortest one that
- * is slept. A command not done by its expected end is late by its device's
- * own jitter (a timer's, an interrupt's: tens of µs), so the 1, 2, 4 µs
- * spins of backoff-poll would mostly cost CPU; on a CPU the device shares
- * they would also delay it. */
+/* A late wait's first delay past the expected end, and its shortest
+ * there: the shortest one that is slept. A command not done by its
+ * expected end is late by its device's own jitter (a timer's, an
+ * interrupt's: tens of µs), so the 1, 2, 4 µs spins of backoff-poll would
+ * mostly cost CPU; on a CPU the device shares they would also delay it.
+ * The cap of 1/16 of the time waited would bring delays under it again
+ * for the first 16 x this of a wait: a short wait would spin through its
+ * device's jitter. */
 #define LATE_FIRST_DELAY_NS (CW__MICRODELAY_SPIN_NS + 1000u)
 /* A late wait polls on the hybrid's finer cap past the expected end (1/16
  * of the time waited, HYBRID_OVERSHOOT_SHIFT, not backoff-poll's 1/8): its
@@ -560,7 +563,7 @@ static int wait_late(cl_event event, cw__plan *p, cl_int *cl_status) {
         p->expected_ns = end;
     cw__poll_steps s = cw__poll_steps_of(p, CW__MICRODELAY_SPIN_NS, HYBRID_OVERSHOOT_SHIFT);
     cw__poll_steps_hybrid(p, &s);
-    s.step = LATE_FIRST_DELAY_NS;
+    s.step = s.shortest = LATE_FIRST_DELAY_NS;
     uint64_t start = p->start_ns ? p->start_ns : cw_now_ns();
     uint64_t poll_for = cw__driver_lateness_ns(p->driver) << LATE_POLL_SHIFT;
     if (poll_for < 2u * p->expected_ns)

@@ -4,6 +4,7 @@
 #include "harness.h"
 
 #include "cw/stats.h"
+#include "relax.h"
 #include "strategy.h"
 
 /* The failed-command check schedule grows to its cap and stays there. */
@@ -112,6 +113,46 @@ static void first_check_waits_for_the_expected_wait(void **state) {
     assert_int_equal(def.interval_ns, CW_CHECK_INTERVAL_GROWTH * interval);
 }
 
+/* Past the expected end the delays grow from `step`, capped at the time
+ * waited >> the overshoot shift, but never under `shortest`: a 100 µs
+ * wait past its end polls backoff-poll's 1, 2, 4 µs and then the cap
+ * (under 10 µs, spun) for as long as the cap is that short, and a late
+ * wait, whose shortest is the first delay that is slept, never goes under
+ * it. */
+static void delays_past_the_end_keep_the_shortest(void **state) {
+    (void)state;
+    const uint64_t us = 1000u, shortest = CW__MICRODELAY_SPIN_NS + us;
+    cw__plan p;
+    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
+    assert_int_equal(cw__plan_make(&o, &p), CW_OK);
+    p.start_ns = 1000000u;
+    p.expected_ns = 100 * us;
+    uint64_t past = p.start_ns + 120 * us; /* 120 µs in: a cap of 7.5 µs */
+
+    cw__poll_steps b = cw__poll_steps_of(&p, 0, 4);
+    uint64_t now = past, most = 0;
+    for (int i = 0; i < 4; ++i) {
+        uint64_t d = cw__poll_steps_next(&b, now, CW_DEADLINE_NONE);
+        assert_true(b.past_expected);
+        most = d > most ? d : most;
+        now += d;
+    }
+    assert_true(most < CW__MICRODELAY_SPIN_NS); /* every one of them spun */
+
+    cw__poll_steps l = cw__poll_steps_of(&p, 0, 4);
+    l.step = l.shortest = shortest;
+    now = past;
+    for (int i = 0; i < 4; ++i) {
+        uint64_t d = cw__poll_steps_next(&l, now, CW_DEADLINE_NONE);
+        assert_true(l.past_expected);
+        assert_int_equal(d, shortest); /* the cap would have been shorter */
+        now += d;
+    }
+    /* Once the cap outgrows the shortest the delays double again. */
+    uint64_t later = p.start_ns + 64 * shortest;
+    assert_int_equal(cw__poll_steps_next(&l, later, CW_DEADLINE_NONE), 2 * shortest);
+}
+
 /* The auto counters: a short size fills only that much, bad input fails. */
 static void stats_auto_fills_what_it_is_given(void **state) {
     (void)state;
@@ -206,6 +247,7 @@ static const struct CMUnitTest strategy_tests[] = {
     cmocka_unit_test(plan_resolves_defaults),
     cmocka_unit_test(plan_rejects_bad_options),
     cmocka_unit_test(hybrid_sleeps_reach_the_expected_end_in_few_steps),
+    cmocka_unit_test(delays_past_the_end_keep_the_shortest),
 };
 
 CW_TEST_MAIN(strategy_tests, NULL, NULL)

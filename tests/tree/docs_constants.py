@@ -151,7 +151,9 @@ OTHER = [
     ("docs/design.md", "it wakes 1/{n} of the expected wait before its end", "hybrid_early_share"),
     ("docs/design.md", "longer of {n} L (from there on a poll", "late_poll_factor"),
     ("docs/design.md", "and one in {n} per thread,", "LATE_SAMPLE_EVERY"),
-    ("docs/design.md", "expected end the shortest that is slept ({n}: a command", "late_first_delay_ns"),
+    ("docs/design.md", "no shorter than the shortest that is slept ({n}: a command", "late_first_delay_ns"),
+    ("docs/design.md", "keeps the delays of a wait's first {n} under it", "late_floor_reach_ns"),
+    ("docs/man/cw_wait.3", "but never under {n}, the shortest that is slept", "late_first_delay_ns"),
     ("docs/design.md", "overshoot by 1/{n} of the", "hybrid_overshoot_share"),
     ("docs/design.md", "toward the expected end may last 1/{n} of the expected wait",
      "hybrid_least_share"),
@@ -202,6 +204,7 @@ DERIVED = {
     "backoff_overshoot_share": lambda v: 2 ** v["BACKOFF_OVERSHOOT_SHIFT"],
     # The late wait's first delay past the end: just past the spin bound.
     "late_first_delay_ns": lambda v: v["CW__MICRODELAY_SPIN_NS"] + 1000,
+    "late_floor_reach_ns": lambda v: (v["CW__MICRODELAY_SPIN_NS"] + 1000) * 2 ** v["HYBRID_OVERSHOOT_SHIFT"],
     "stats_last_bucket_from_us": lambda v: 2 ** (v["CW_STATS_LATENCY_BUCKETS"] - 2),
     # Julian years of 365.25 days, rounded down.
     "timeout_none_years": lambda v: v["timeout_none_from_us"] // (31557600 * 10**6),
