@@ -115,16 +115,14 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
 }
 
 cw__poll_steps cw__poll_steps_of(const cw__plan *p, uint64_t early, unsigned overshoot_shift) {
-    cw__poll_steps s = {p->start_ns,
-                        p->expected_ns,
-                        p->checks.first_ns,
-                        early,
-                        CW__BACKOFF_FLOOR_NS,
-                        overshoot_shift,
-                        1000,
-                        1000,
-                        false,
-                        false};
+    cw__poll_steps s = {.start = p->start_ns,
+                        .expected = p->expected_ns,
+                        .longest = p->checks.first_ns,
+                        .early = early,
+                        .least = CW__BACKOFF_FLOOR_NS,
+                        .overshoot_shift = overshoot_shift,
+                        .step = 1000,
+                        .shortest = 1000};
     return s;
 }
 

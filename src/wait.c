@@ -409,20 +409,27 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
 /* The hybrid wakes this share of the expected wait (1/16) before its end. */
 #define HYBRID_EARLY_SHIFT 4u
 
-/* The polling plan of auto's waits where callbacks are late. */
-static cw__poll_steps hybrid_steps(cw__plan *p) {
-    /* Plan with when the queue's commands end, where hybrid waits have
-     * told it (cw__estimate_end_get). */
+/*
+ * The polling plan of auto's waits where callbacks are late, the hybrid's
+ * and the late wait's: planned with when the queue's commands end, where
+ * polls have told it (cw__estimate_end_get), not with how long its waits
+ * took: those hold the late callbacks of the callback waits and every
+ * poll's overshoot, and a wait that slept toward them would keep that
+ * overshoot for good. With `wake_early` (the hybrid) it wakes
+ * HYBRID_EARLY_SHIFT of the expected wait before its end: without an end
+ * estimate the estimate is of whole waits, the overshoot included, so a
+ * wait that slept to its very end would keep the overshoot of the waits
+ * before it for good; polling from a little before lets it come down to
+ * the command's own length.
+ */
+static cw__poll_steps late_steps(cw__plan *p, bool wake_early) {
     uint64_t end = cw__estimate_end_get(p->queue_key);
     if (end)
         p->expected_ns = end;
-    /* Wake HYBRID_EARLY_SHIFT of the expected wait before its end: the
-     * estimate is of whole waits, the overshoot included, so a wait that
-     * slept to its very end would keep the overshoot of the waits before
-     * it for good; polling from a little before lets it come down to the
-     * command's own length. */
-    cw__poll_steps s = cw__poll_steps_of(
-        p, CW__MICRODELAY_SPIN_NS + (p->expected_ns >> HYBRID_EARLY_SHIFT), HYBRID_OVERSHOOT_SHIFT);
+    uint64_t early = CW__MICRODELAY_SPIN_NS;
+    if (wake_early)
+        early += p->expected_ns >> HYBRID_EARLY_SHIFT;
+    cw__poll_steps s = cw__poll_steps_of(p, early, HYBRID_OVERSHOOT_SHIFT);
     cw__poll_steps_hybrid(p, &s);
     return s;
 }
@@ -446,7 +453,7 @@ static int wait_hybrid(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (rc != CW_OK)
         return rc;
     cw__stat_add(CW__STAT_HYBRID, 1);
-    cw__poll_steps s = hybrid_steps(p);
+    cw__poll_steps s = late_steps(p, true);
     slack_guard slack = slack_lower();
     uint64_t polls = 0, sleeps = 0, last_running = 0;
     bool seen_first = false;
@@ -554,15 +561,7 @@ static int wait_late(cl_event event, cw__plan *p, cl_int *cl_status) {
     if (p->parker != &p->own.parker || ++waits % LATE_SAMPLE_EVERY == 0)
         return wait_hybrid(event, p, cl_status);
     cw__stat_add(CW__STAT_HYBRID, 1);
-    /* Plan with when the queue's commands end (cw__estimate_end_get), not
-     * with how long its waits took: those hold the late callbacks of the
-     * callback waits and every poll's overshoot, and a wait that slept
-     * toward them would keep that overshoot for good. */
-    uint64_t end = cw__estimate_end_get(p->queue_key);
-    if (end)
-        p->expected_ns = end;
-    cw__poll_steps s = cw__poll_steps_of(p, CW__MICRODELAY_SPIN_NS, HYBRID_OVERSHOOT_SHIFT);
-    cw__poll_steps_hybrid(p, &s);
+    cw__poll_steps s = late_steps(p, false);
     s.step = s.shortest = LATE_FIRST_DELAY_NS;
     uint64_t start = p->start_ns ? p->start_ns : cw_now_ns();
     uint64_t poll_for = cw__driver_lateness_ns(p->driver) << LATE_POLL_SHIFT;
