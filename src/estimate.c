@@ -142,19 +142,28 @@ void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns) {
 }
 
 /*
- * What the auto policy can see cheaply, per thread: how many CPUs it may run
- * on (sched_getaffinity) and how many threads are runnable system-wide (the
- * fourth field of /proc/loadavg, "running/total", which counts this thread).
- * Both are re-read at most every 50 ms, and only for waits short enough to
- * spin for, so their cost (a few system calls) is amortised over many waits;
- * a stale view only picks a worse strategy for a while, never a wrong result.
+ * What the auto policy can see of the machine, per thread: how many CPUs it
+ * may run on (sched_getaffinity) and how many threads are runnable
+ * system-wide (the fourth field of /proc/loadavg, "running/total", which
+ * counts this thread). Each is re-read at most every 50 ms, and only for
+ * waits short enough to spin for, so its cost is spread over many waits; a
+ * stale view only picks a worse strategy for a while, never a wrong result.
+ * The load is read only where it can change the answer, a device that
+ * leaves this thread a CPU: its open/read/close costs ten times the
+ * affinity's system call, more than the rest of auto's plan
+ * (docs/design.md, "Spare").
  */
 #define AUTO_SAMPLE_NS 50000000u
 static _Thread_local struct {
-    uint64_t sampled_ns;
-    bool valid;
+    uint64_t allowed_ns, running_ns;
+    bool allowed_valid, running_valid;
     long allowed, running;
 } auto_view;
+
+/* Whether a view sampled at `then` (valid or not) is due for a re-read. */
+static bool view_due(bool valid, uint64_t then, uint64_t now) {
+    return !valid || now - then >= AUTO_SAMPLE_NS;
+}
 
 /* Threads runnable system-wide, this one included; LONG_MAX when unknown.
  * open/read/close rather than stdio: three system calls, no allocation. */
@@ -178,33 +187,45 @@ static long runnable_threads(void) {
     return running > 0 ? running : LONG_MAX;
 }
 
-/* Re-read the view once it is AUTO_SAMPLE_NS old. */
-static void view_refresh(void) {
+/* The CPUs this thread may run on, re-read once AUTO_SAMPLE_NS old. */
+static long allowed_cpus(void) {
     uint64_t now = cw_now_ns();
-    if (!auto_view.valid || now - auto_view.sampled_ns >= AUTO_SAMPLE_NS) {
-        auto_view.sampled_ns = now;
-        auto_view.valid = true;
+    if (view_due(auto_view.allowed_valid, auto_view.allowed_ns, now)) {
+        auto_view.allowed_ns = now;
+        auto_view.allowed_valid = true;
         cpu_set_t set;
         auto_view.allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-        /* With one CPU there is nothing to learn from the load. */
-        auto_view.running = auto_view.allowed >= 2 ? runnable_threads() : LONG_MAX;
     }
+    return auto_view.allowed;
+}
+
+/* The runnable threads, re-read once AUTO_SAMPLE_NS old. */
+static long running_threads(void) {
+    uint64_t now = cw_now_ns();
+    if (view_due(auto_view.running_valid, auto_view.running_ns, now)) {
+        auto_view.running_ns = now;
+        auto_view.running_valid = true;
+        auto_view.running = runnable_threads();
+    }
+    return auto_view.running;
 }
 
 /* Whether a device whose workers take `device_cpus` takes every CPU this
  * thread may run on. */
 static bool takes_every_cpu(unsigned device_cpus) {
-    view_refresh();
-    return (long)device_cpus >= auto_view.allowed;
+    return (long)device_cpus >= allowed_cpus();
 }
 
 /*
  * Whether a CPU is spare for spinning: one for this thread beyond the
  * `device_cpus` the device's workers take, and fewer runnable threads than
- * allowed CPUs.
+ * allowed CPUs. With one CPU, or a device that takes them all, the load has
+ * nothing to say and is not read.
  */
 static bool spare_cpu(unsigned device_cpus) {
-    return !takes_every_cpu(device_cpus) && auto_view.running < auto_view.allowed;
+    if (takes_every_cpu(device_cpus) || auto_view.allowed < 2)
+        return false;
+    return running_threads() < auto_view.allowed;
 }
 
 /*

@@ -59,19 +59,25 @@ static inline void cw_test_sleep_us(unsigned us) {
         ;
 }
 
+/* Pin the calling thread (and the threads it creates later) to its first
+ * `n` allowed CPUs (all of them where it has fewer). Returns the old mask. */
+static inline cpu_set_t cw_test_pin_cpus(int n) {
+    cpu_set_t old, some;
+    assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
+    CPU_ZERO(&some);
+    for (int c = 0, kept = 0; c < CPU_SETSIZE && kept < n; ++c)
+        if (CPU_ISSET(c, &old)) {
+            CPU_SET(c, &some);
+            ++kept;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof some, &some), 0);
+    return old;
+}
+
 /* Pin the calling thread (and the threads it creates later) to one CPU, so
  * that holder and waiter must preempt each other. Returns the old mask. */
 static inline cpu_set_t cw_test_pin_one_cpu(void) {
-    cpu_set_t old, one;
-    assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
-    CPU_ZERO(&one);
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &old)) {
-            CPU_SET(c, &one);
-            break;
-        }
-    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
-    return old;
+    return cw_test_pin_cpus(1);
 }
 
 static inline void cw_test_unpin(cpu_set_t old) {

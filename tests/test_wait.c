@@ -2,8 +2,11 @@
 /* Layer 6: cw_wait on PoCL with every strategy. */
 #include "harness.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "clfixture.h"
 #include "clshim.h"
@@ -1085,6 +1088,101 @@ static void gpu_device_counts_no_host_cpus(void **state) {
     clReleaseCommandQueue(gpu);
 }
 
+/* The read system calls the calling thread has made (the kernel's task I/O
+ * accounting), or -1 where it does not count them. The read of the count
+ * itself is counted in the next one. */
+static long thread_reads(void) {
+    char buf[512];
+    int fd = open("/proc/thread-self/io", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t len = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (len <= 0)
+        return -1;
+    buf[len] = '\0';
+    const char *p = strstr(buf, "syscr:");
+    return p ? strtol(p + 6, NULL, 10) : -1;
+}
+
+/* A queue counted as a device of `type` (0: as it reports itself), with an
+ * expected wait short enough for auto to consider a spin. */
+static cl_command_queue counted_queue(cl_device_type type) {
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(host.context, host.device, 0, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cw__estimate_put((uintptr_t)q, 50000);
+    atomic_store(&clshim_device_type, type);
+    (void)cw__estimate_host_cpus((uintptr_t)q);
+    atomic_store(&clshim_device_type, 0);
+    return q;
+}
+
+/* A finished marker on `q`, waited on by auto: its plan sees an expected
+ * wait to spin for. Returns the read system calls the wait made. */
+static long auto_wait_reads(cl_command_queue q) {
+    cl_event m;
+    assert_int_equal(clEnqueueMarkerWithWaitList(q, 0, NULL, &m), CL_SUCCESS);
+    assert_int_equal(clFinish(q), CL_SUCCESS);
+    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
+    long before = thread_reads();
+    assert_int_equal(cw_wait(m, &o, NULL), CW_OK);
+    long after = thread_reads();
+    clReleaseEvent(m);
+    return after - before - 1;
+}
+
+/*
+ * Auto's spare-CPU rule reads the system's load (/proc/loadavg) only where
+ * it can change the answer: a device that takes every CPU the thread may
+ * run on leaves none spare whatever the load, and the read costs tens of µs
+ * of thread CPU time after a sleep. On 2 CPUs, a CPU device with at least 2
+ * compute units takes both; a GPU takes none, and there the load is read.
+ */
+static void load_is_read_only_where_a_cpu_may_be_spare(void **state) {
+    (void)state;
+    cl_uint units = 0;
+    assert_int_equal(
+        clGetDeviceInfo(host.device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL),
+        CL_SUCCESS);
+    cpu_set_t all;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    if (units < 2 || CPU_COUNT(&all) < 2 || thread_reads() < 0) {
+        printf("needs 2 CPUs, a device of 2 compute units and /proc/thread-self/io\n");
+        skip();
+    }
+    cpu_set_t old = cw_test_pin_cpus(2);
+    /* The estimates live in 64 direct-mapped slots: two queues that share
+     * one are set up again, the old ones kept to the end (cw keys what it
+     * learns of a queue by its handle, which a new queue may reuse). */
+    cl_command_queue spare[16];
+    int nspare = 0;
+    cl_command_queue cpu = counted_queue(CL_DEVICE_TYPE_CPU);
+    cl_command_queue gpu = counted_queue(CL_DEVICE_TYPE_GPU);
+    while (!cw__estimate_get((uintptr_t)cpu)) {
+        assert_true(nspare < 15);
+        spare[nspare++] = cpu;
+        spare[nspare++] = gpu;
+        cpu = counted_queue(CL_DEVICE_TYPE_CPU);
+        gpu = counted_queue(CL_DEVICE_TYPE_GPU);
+    }
+    assert_int_equal(cw__estimate_host_cpus((uintptr_t)cpu), units);
+    assert_int_equal(cw__estimate_host_cpus((uintptr_t)gpu), 0);
+    /* Past auto's view of the CPUs and the load (re-read every 50 ms). */
+    cw_test_sleep_us(60000);
+    long on_cpu = auto_wait_reads(cpu);
+    long on_gpu = auto_wait_reads(gpu);
+    printf("read system calls of an auto wait: %ld on the CPU device, %ld on the GPU\n", on_cpu,
+           on_gpu);
+    cw_test_unpin(old);
+    clReleaseCommandQueue(cpu);
+    clReleaseCommandQueue(gpu);
+    for (int i = 0; i < nspare; ++i)
+        clReleaseCommandQueue(spare[i]);
+    assert_int_equal(on_cpu, 0);
+    assert_true(on_gpu >= 1);
+}
+
 static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(waits_survive_signal_storm),
     cmocka_unit_test(saxpy_result_after_each_strategy),
@@ -1113,6 +1211,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(late_callbacks_take_the_hybrid_path),
     cmocka_unit_test(late_wait_outgrowing_its_estimate_ends_by_its_callback),
     cmocka_unit_test(gpu_device_counts_no_host_cpus),
+    cmocka_unit_test(load_is_read_only_where_a_cpu_may_be_spare),
     cmocka_unit_test(seen_first_measures_late_callbacks_on_any_device),
     cmocka_unit_test(wait_parks_on_callers_parker),
     cmocka_unit_test(many_waiters_on_one_event),
