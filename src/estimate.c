@@ -282,6 +282,9 @@ static uint64_t auto_spin_ns(uint64_t cap, uintptr_t key, uint64_t expected) {
 void cw__estimate_plan(cw__plan *p, cl_event event) {
     p->queue_key = queue_key(event);
     p->expected_ns = cw__estimate_get(p->queue_key);
+}
+
+void cw__estimate_plan_spin(cw__plan *p) {
     if (p->row->spin == CW__SPIN_AUTO)
         p->spin_ns = auto_spin_ns(p->spin_cap_ns, p->queue_key, p->expected_ns);
 }

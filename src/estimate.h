@@ -13,9 +13,13 @@
 
 #include "strategy.h"
 
-/* After the first look at the event: its queue's key and expected wait,
- * and for auto the spin budget of this wait (0: park at once). */
+/* The event's queue's key and expected wait (one OpenCL query, which also
+ * rejects a bad handle). */
 void cw__estimate_plan(cw__plan *p, cl_event event);
+
+/* After cw__estimate_plan, for auto: the spin budget of this wait (0: park
+ * at once), from the expected wait and whether a CPU is spare. */
+void cw__estimate_plan_spin(cw__plan *p);
 
 /* The expected wait on the queue of `event` in ns (one OpenCL query); 0
  * when there is none (yet, or a user event). */

@@ -647,6 +647,15 @@ static int wait_long(cl_event event, cw__plan *p, cl_int *cl_status) {
     return rc;
 }
 
+/* Auto's spin budget, once the wait's platform is known: none where its
+ * callbacks are late for this wait, whose ways (the driver's own wait, the
+ * late and the hybrid waits) never spin on the callback, so that they pay
+ * nothing for the spare-CPU rule's view of the machine (estimate.c). */
+static void plan_spin(cw__plan *p) {
+    if (p->row->spin == CW__SPIN_AUTO && !cw__driver_late(p->driver, p->expected_ns))
+        cw__estimate_plan_spin(p);
+}
+
 /*
  * Auto, where the platform has settled on the driver's own clWaitForEvents
  * for a wait of this length (cw__driver_own_settled): that call and
@@ -665,6 +674,7 @@ static bool wait_settled_own(cl_event event, cw__plan *p, cl_int *cl_status, int
     if (!p->queue_key)
         return false;
     p->driver = cw__driver_of(event);
+    plan_spin(p);
     if (!cw__driver_own_settled(p->driver, p->expected_ns, !p->spin_ns, p->start_ns))
         return false;
     cw__driver_probe(p->driver, event);
@@ -675,7 +685,8 @@ static bool wait_settled_own(cl_event event, cw__plan *p, cl_int *cl_status, int
 
 /* The wait of the plan's row, for an event the first look found unfinished. */
 static int wait_row(cl_event event, cw__plan *p, cl_int *cl_status) {
-    if (p->row->estimates && !p->queue_key)
+    bool planned = p->queue_key;
+    if (p->row->estimates && !planned)
         cw__estimate_plan(p, event);
     bool callback = p->row->method == CW__CALLBACK || p->row->method == CW__BLOCK;
     if (callback) {
@@ -684,6 +695,8 @@ static int wait_row(cl_event event, cw__plan *p, cl_int *cl_status) {
         if (!p->driver)
             p->driver = cw__driver_of(event);
         cw__driver_probe(p->driver, event);
+        if (!planned)
+            plan_spin(p);
     }
     int rc;
     switch (p->row->method) {

@@ -1137,7 +1137,8 @@ static long auto_wait_reads(cl_command_queue q) {
  * it can change the answer: a device that takes every CPU the thread may
  * run on leaves none spare whatever the load, and the read costs tens of µs
  * of thread CPU time after a sleep. On 2 CPUs, a CPU device with at least 2
- * compute units takes both; a GPU takes none, and there the load is read.
+ * compute units takes both; a GPU takes none, and there the load is read
+ * where callbacks are timely.
  */
 static void load_is_read_only_where_a_cpu_may_be_spare(void **state) {
     (void)state;
@@ -1172,15 +1173,69 @@ static void load_is_read_only_where_a_cpu_may_be_spare(void **state) {
     cw_test_sleep_us(60000);
     long on_cpu = auto_wait_reads(cpu);
     long on_gpu = auto_wait_reads(gpu);
-    printf("read system calls of an auto wait: %ld on the CPU device, %ld on the GPU\n", on_cpu,
-           on_gpu);
+    /* Where callbacks are late for these waits (a model's), auto plans no
+     * spin and reads nothing (late_waits_read_no_load). */
+    cl_event m;
+    assert_int_equal(clEnqueueMarkerWithWaitList(gpu, 0, NULL, &m), CL_SUCCESS);
+    assert_int_equal(clFinish(gpu), CL_SUCCESS);
+    bool late = cw__driver_late(cw__driver_of(m), 50000);
+    clReleaseEvent(m);
+    printf("read system calls of an auto wait: %ld on the CPU device, %ld on the GPU (callbacks "
+           "%s)\n",
+           on_cpu, on_gpu, late ? "late" : "timely");
     cw_test_unpin(old);
     clReleaseCommandQueue(cpu);
     clReleaseCommandQueue(gpu);
     for (int i = 0; i < nspare; ++i)
         clReleaseCommandQueue(spare[i]);
     assert_int_equal(on_cpu, 0);
-    assert_true(on_gpu >= 1);
+    if (late)
+        assert_int_equal(on_gpu, 0);
+    else
+        assert_true(on_gpu >= 1);
+}
+
+/*
+ * Where its platform's callbacks are late for a wait, auto does not spin on
+ * the callback (it waits in the driver's own wait, or polls), so it plans
+ * no spin and reads nothing of the machine for one: under a model whose
+ * callbacks come late, on 2 CPUs, a wait on a GPU's queue, where a timely
+ * platform's wait reads the load, makes no read system call.
+ */
+static void late_waits_read_no_load(void **state) {
+    (void)state;
+    long delay = model_callback_delay_us();
+    cpu_set_t all;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    if (delay < 1000 || CPU_COUNT(&all) < 2 || thread_reads() < 0) {
+        printf("needs callbacks 1 ms late or more (a model), 2 CPUs and /proc/thread-self/io\n");
+        skip();
+    }
+    cpu_set_t old = cw_test_pin_cpus(2);
+    cl_command_queue gpu = counted_queue(CL_DEVICE_TYPE_GPU);
+    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
+    cl_event m;
+    assert_int_equal(clEnqueueMarkerWithWaitList(gpu, 0, NULL, &m), CL_SUCCESS);
+    assert_int_equal(clFinish(gpu), CL_SUCCESS);
+    cw__driver *d = cw__driver_of(m);
+    clReleaseEvent(m);
+    /* The first callback wait probes the platform; its lateness is known
+     * once the probe's callbacks, or a later wait's, have landed. */
+    for (int i = 0; i < 20 && !cw__driver_late(d, 50000); ++i) {
+        gated_marker_wait(gpu, o, 2000);
+        cw_test_sleep_us(3u * (unsigned)delay);
+    }
+    assert_true(cw__driver_late(d, 50000));
+    for (int i = 0; i < 24; ++i)
+        cw__estimate_put((uintptr_t)gpu, 50000);
+    /* Past auto's view of the CPUs and the load (re-read every 50 ms). */
+    cw_test_sleep_us(60000);
+    long reads = auto_wait_reads(gpu);
+    printf("read system calls of an auto wait where callbacks are %.1f ms late: %ld\n",
+           cw__driver_lateness_ns(d) / 1e6, reads);
+    cw_test_unpin(old);
+    clReleaseCommandQueue(gpu);
+    assert_int_equal(reads, 0);
 }
 
 static const struct CMUnitTest wait_tests[] = {
@@ -1212,6 +1267,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(late_wait_outgrowing_its_estimate_ends_by_its_callback),
     cmocka_unit_test(gpu_device_counts_no_host_cpus),
     cmocka_unit_test(load_is_read_only_where_a_cpu_may_be_spare),
+    cmocka_unit_test(late_waits_read_no_load),
     cmocka_unit_test(seen_first_measures_late_callbacks_on_any_device),
     cmocka_unit_test(wait_parks_on_callers_parker),
     cmocka_unit_test(many_waiters_on_one_event),
