@@ -202,16 +202,36 @@ bool cw__driver_late(const cw__driver *d, uint64_t expected_ns) {
     return l >= CW__LATE_FLOOR_NS && l >= expected_ns >> CW__LATE_SHARE_SHIFT;
 }
 
+/* The vote of `trials` of which `asleep` slept: decided once every trial
+ * counted, or once the rest cannot change it; it sleeps where half or more
+ * slept, of the trials made or, before all are, of all there will be.
+ * Read while a trial adds to them, asleep may be ahead of trials: that
+ * counts as no spun trial. */
+static bool own_decided(uint32_t trials, uint32_t asleep) {
+    uint32_t spun = trials > asleep ? trials - asleep : 0;
+    return trials >= CW__OWN_WAIT_TRIALS || 2u * asleep >= CW__OWN_WAIT_TRIALS ||
+           2u * spun > CW__OWN_WAIT_TRIALS;
+}
+
+static bool own_sleeps(uint32_t trials, uint32_t asleep) {
+    return 2u * asleep >= (trials > CW__OWN_WAIT_TRIALS ? trials : CW__OWN_WAIT_TRIALS);
+}
+
 bool cw__driver_own_wait_open(const cw__driver *d) {
-    return d && atomic_load_explicit(&d->own_trials, memory_order_relaxed) < CW__OWN_WAIT_TRIALS;
+    return d && !own_decided(atomic_load_explicit(&d->own_trials, memory_order_relaxed),
+                             atomic_load_explicit(&d->own_asleep, memory_order_relaxed));
+}
+
+bool cw__driver_own_wait_trial(const cw__driver *d, uint64_t expected_ns) {
+    return expected_ns && expected_ns <= CW__OWN_WAIT_TRIAL_MAX_NS && cw__driver_own_wait_open(d);
 }
 
 bool cw__driver_own_wait_sleeps(const cw__driver *d) {
-    if (!d || atomic_load_explicit(&d->own_trials, memory_order_relaxed) < CW__OWN_WAIT_TRIALS)
+    if (!d)
         return false;
-    uint32_t asleep = atomic_load_explicit(&d->own_asleep, memory_order_relaxed);
     uint32_t trials = atomic_load_explicit(&d->own_trials, memory_order_relaxed);
-    return 2u * asleep >= trials;
+    uint32_t asleep = atomic_load_explicit(&d->own_asleep, memory_order_relaxed);
+    return own_decided(trials, asleep) && own_sleeps(trials, asleep);
 }
 
 /* A vote a trial, not a sum: one costly wait (a third to a half of its wall
@@ -622,8 +642,8 @@ bool cw__driver_seed(cw__driver *d, const cw__driver_learned *in) {
         atomic_store_explicit(&d->samples, 1, memory_order_relaxed);
         seeded = true;
     }
-    if (in->own_known && in->own_trials >= CW__OWN_WAIT_TRIALS &&
-        in->own_asleep <= in->own_trials &&
+    if (in->own_known && in->own_asleep <= in->own_trials &&
+        own_decided(in->own_trials, in->own_asleep) &&
         !atomic_load_explicit(&d->own_trials, memory_order_relaxed)) {
         atomic_store_explicit(&d->own_asleep, in->own_asleep, memory_order_relaxed);
         atomic_store_explicit(&d->own_trials, in->own_trials, memory_order_relaxed);

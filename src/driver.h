@@ -116,8 +116,17 @@ void cw__driver_measure_cancel(cw__driver *d);
  * preempted on a loaded machine costs no more than a sleep's fixed cost.
  * Where it sleeps, auto waits in it rather than polling: no poll costs
  * less CPU than a driver's sleep, and a late callback cannot end it late.
- * `cw__driver_own_wait_sleeps`: known and true (NULL: false);
- * `cw__driver_own_wait_open`: trials still to make (NULL: false).
+ * On a spinning driver a trial costs a CPU for as long as the wait, so
+ * the vote ends once the trials left cannot change it (half of the trials
+ * slept, or more than half spun), and only a wait expected to last at
+ * most CW__OWN_WAIT_TRIAL_MAX_NS, by a known estimate, is a trial: a
+ * program whose waits are 100 ms kernels would otherwise spin 100 ms for
+ * each (and a queue's first wait, with no estimate yet, may be as long).
+ * Until shorter waits have decided, longer ones are the late wait.
+ * `cw__driver_own_wait_sleeps`: decided and true (NULL: false);
+ * `cw__driver_own_wait_open`: not decided, trials still to make (NULL:
+ * false); `cw__driver_own_wait_trial`: open, and a wait expected to last
+ * `expected_ns` (0: not known) is one to make a trial of.
  */
 #define CW__OWN_WAIT_TRIALS 4u
 #define CW__OWN_WAIT_CPU_SHARE 8u
@@ -125,8 +134,10 @@ void cw__driver_measure_cancel(cw__driver *d);
 #define CW__OWN_WAIT_FIXED_NS (CW__OWN_WAIT_MIN_NS / 8u)
 #define CW__OWN_WAIT_SPUN_MIN_NS (CW__OWN_WAIT_MIN_NS / 2u)
 #define CW__OWN_WAIT_SPUN_SHARE 2u
+#define CW__OWN_WAIT_TRIAL_MAX_NS (CW__OWN_WAIT_MIN_NS * 10u)
 bool cw__driver_own_wait_sleeps(const cw__driver *d);
 bool cw__driver_own_wait_open(const cw__driver *d);
+bool cw__driver_own_wait_trial(const cw__driver *d, uint64_t expected_ns);
 /* One timed clWaitForEvents: its thread CPU time and wall time, ns. */
 void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns);
 

@@ -601,13 +601,14 @@ static bool own_wait_allowed(const cw__plan *p) {
  * driver's own clWaitForEvents, timed while the platform's first few are
  * (cw__driver_own_wait_sample), then used for good where it sleeps.
  * Returns false (and waits not) where it does not, or not yet known, with
- * no trial left: the hybrid wait then.
+ * no trial left or this wait not one to try it on (too long, or of no
+ * known length: cw__driver_own_wait_trial): the late wait then.
  */
 static bool wait_own(cl_event event, cw__plan *p, cl_int *cl_status, int *rc) {
     if (!own_wait_allowed(p))
         return false;
     bool sleeps = cw__driver_own_wait_sleeps(p->driver);
-    if (!sleeps && !cw__driver_own_wait_open(p->driver))
+    if (!sleeps && !cw__driver_own_wait_trial(p->driver, p->expected_ns))
         return false;
     cw__stat_add(CW__STAT_DRIVER_WAITS, 1);
     if (sleeps) {

@@ -140,7 +140,8 @@ static void short_trials_count_only_when_they_spun(void **state) {
         cw__driver_own_wait_sample(d, longest_spun - 1u, longest);
     }
     assert_true(cw__driver_own_wait_open(d));
-    for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i) {
+    /* More than half of the trials spun decides (own_wait_vote_ends_past_half_spun). */
+    for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS / 2u + 1u; ++i) {
         assert_true(cw__driver_own_wait_open(d));
         if (i % 2u)
             cw__driver_own_wait_sample(d, least_spun, least);
@@ -149,6 +150,68 @@ static void short_trials_count_only_when_they_spun(void **state) {
     }
     assert_false(cw__driver_own_wait_open(d));
     assert_false(cw__driver_own_wait_sleeps(d));
+}
+
+/* The vote ends as soon as the trials left cannot change it: half of all
+ * the trials asleep (it sleeps), or more than half spun (it does not);
+ * until then it stays open, whatever the order (a record per process: one
+ * case each). */
+#define VOTE_WALL (CW__OWN_WAIT_MIN_NS * 4u)
+#define VOTE_SLEPT CW__OWN_WAIT_FIXED_NS
+#define VOTE_SPUN VOTE_WALL
+
+/* `n` trials that each took `cpu` of VOTE_WALL: open before each, then
+ * decided, asleep or not. */
+static void vote_decided_after(unsigned n, uint64_t cpu, bool asleep) {
+    cw__driver *d = settled_driver();
+    for (unsigned i = 0; i < n; ++i) {
+        assert_true(cw__driver_own_wait_open(d));
+        assert_false(cw__driver_own_wait_sleeps(d));
+        cw__driver_own_wait_sample(d, cpu, VOTE_WALL);
+    }
+    assert_false(cw__driver_own_wait_open(d));
+    assert_int_equal(cw__driver_own_wait_sleeps(d), asleep);
+}
+
+static void own_wait_vote_ends_at_half_asleep(void **state) {
+    (void)state;
+    vote_decided_after(CW__OWN_WAIT_TRIALS / 2u, VOTE_SLEPT, true);
+}
+
+static void own_wait_vote_ends_past_half_spun(void **state) {
+    (void)state;
+    vote_decided_after(CW__OWN_WAIT_TRIALS / 2u + 1u, VOTE_SPUN, false);
+}
+
+/* Taking turns, spun first: every trial is needed. */
+static void own_wait_vote_in_turns_takes_every_trial(void **state) {
+    (void)state;
+    cw__driver *d = settled_driver();
+    for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i) {
+        assert_true(cw__driver_own_wait_open(d));
+        assert_false(cw__driver_own_wait_sleeps(d));
+        cw__driver_own_wait_sample(d, i % 2u ? VOTE_SLEPT : VOTE_SPUN, VOTE_WALL);
+    }
+    assert_false(cw__driver_own_wait_open(d));
+    assert_true(cw__driver_own_wait_sleeps(d));
+}
+
+/* A trial is made of a wait expected to last at most
+ * CW__OWN_WAIT_TRIAL_MAX_NS by a known estimate, while the vote is open:
+ * never of a longer one (on a spinning driver it would cost a CPU for as
+ * long), nor of one whose length is not known. */
+static void own_wait_trials_are_short_known_waits(void **state) {
+    (void)state;
+    assert_false(cw__driver_own_wait_trial(NULL, CW__OWN_WAIT_MIN_NS));
+    cw__driver *d = settled_driver();
+    assert_false(cw__driver_own_wait_trial(d, 0));
+    assert_true(cw__driver_own_wait_trial(d, 1));
+    assert_true(cw__driver_own_wait_trial(d, CW__OWN_WAIT_TRIAL_MAX_NS));
+    assert_false(cw__driver_own_wait_trial(d, CW__OWN_WAIT_TRIAL_MAX_NS + 1u));
+    for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i)
+        cw__driver_own_wait_sample(d, CW__OWN_WAIT_MIN_NS, CW__OWN_WAIT_MIN_NS);
+    assert_false(cw__driver_own_wait_open(d));
+    assert_false(cw__driver_own_wait_trial(d, CW__OWN_WAIT_MIN_NS));
 }
 
 /* A timely platform: lateness known, under the floor (fed where the probe
@@ -453,6 +516,10 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(sleeping_own_wait_outvotes_costly_trials),
     cmocka_unit_test(spinning_own_wait_is_not_taken_for_a_sleep),
     cmocka_unit_test(short_trials_count_only_when_they_spun),
+    cmocka_unit_test(own_wait_vote_ends_at_half_asleep),
+    cmocka_unit_test(own_wait_vote_ends_past_half_spun),
+    cmocka_unit_test(own_wait_vote_in_turns_takes_every_trial),
+    cmocka_unit_test(own_wait_trials_are_short_known_waits),
     cmocka_unit_test(long_waits_take_the_own_wait_where_it_costs_no_more),
     cmocka_unit_test(long_waits_keep_the_callback_where_the_own_wait_costs_more),
     cmocka_unit_test(long_waits_of_a_late_platform_keep_the_callback),

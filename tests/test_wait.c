@@ -866,6 +866,52 @@ static void settled_own_waits_answer_as_every_wait_does(void **state) {
 }
 
 /*
+ * On a platform whose callbacks are late, auto tries the driver's own
+ * clWaitForEvents only on a wait expected to last at most
+ * CW__OWN_WAIT_TRIAL_MAX_NS: waits expected longer (5 ms kernels) poll as
+ * the late wait does, none of them handed to a driver wait that may spin
+ * for its whole length, and the vote stays open; a short wait is a trial.
+ * Every wait ends with its command.
+ */
+static void own_wait_trials_only_on_short_waits(void **state) {
+    (void)state;
+    enum { LONG_US = 5000, SHORT_US = 1500, WAITS = 4, TRIES = 16 };
+    _Static_assert((uint64_t)LONG_US * 1000u > CW__OWN_WAIT_TRIAL_MAX_NS, "a long wait");
+    _Static_assert((uint64_t)SHORT_US * 1000u <= CW__OWN_WAIT_TRIAL_MAX_NS, "a short wait");
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    cw__driver *d = driver_told_lateness(20000000u);
+    assert_true(cw__driver_late(d, (uint64_t)LONG_US * 1000u));
+    assert_true(cw__driver_own_wait_open(d));
+    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
+    cw_stats_auto a0, a1;
+    assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+    uint64_t total;
+    for (int i = 0; i < WAITS; ++i) {
+        expect_on_queue((uint64_t)LONG_US * 1000u);
+        gated_wait_ns(&sx, o, LONG_US, CL_COMPLETE, CW_OK, &total);
+    }
+    assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+    printf("%d auto waits expected to last %d us: %llu late waits, %llu driver waits\n", WAITS,
+           LONG_US, (unsigned long long)(a1.hybrid_waits - a0.hybrid_waits),
+           (unsigned long long)(a1.driver_waits - a0.driver_waits));
+    assert_int_equal(a1.driver_waits, a0.driver_waits);
+    assert_true(cw__driver_own_wait_open(d));
+    /* A short one is a trial, unless a loaded machine kept the waiter off
+     * its CPU until the command was done (its first look then ends it). */
+    int tries = 0;
+    while (tries < TRIES && a0.driver_waits == a1.driver_waits) {
+        expect_on_queue((uint64_t)SHORT_US * 1000u);
+        gated_wait_ns(&sx, o, SHORT_US, CL_COMPLETE, CW_OK, &total);
+        assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+        ++tries;
+    }
+    printf("waits expected to last %d us until a driver wait: %d\n", SHORT_US, tries);
+    assert_int_equal(a0.driver_waits - a1.driver_waits, 1);
+    cwh_saxpy_free(&sx);
+}
+
+/*
  * Where callbacks come late (the nvidia model: 20 ms), auto learns it (a
  * status read finds commands complete before their callbacks) and waits as
  * a hybrid, polling, once learned; where they come with the command
@@ -1263,6 +1309,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),
     cmocka_unit_test(long_auto_waits_try_the_drivers_own_wait),
     cmocka_unit_test(settled_own_waits_answer_as_every_wait_does),
+    cmocka_unit_test(own_wait_trials_only_on_short_waits),
     cmocka_unit_test(late_callbacks_take_the_hybrid_path),
     cmocka_unit_test(late_wait_outgrowing_its_estimate_ends_by_its_callback),
     cmocka_unit_test(gpu_device_counts_no_host_cpus),

@@ -143,6 +143,8 @@ OTHER = [
     ("docs/design.md", "then on one wait in {n} per thread", "PEEK_EVERY"),
     ("docs/design.md", "`platforms_late` (lateness of at least {n})", "CW__LATE_FLOOR_NS"),
     ("docs/design.md", "timed, until {n} of them have counted", "CW__OWN_WAIT_TRIALS"),
+    ("docs/design.md", "(half of the {n} slept, or more", "CW__OWN_WAIT_TRIALS"),
+    ("docs/design.md", "only a wait expected to last at most {n}, by its", "CW__OWN_WAIT_TRIAL_MAX_NS"),
     ("docs/design.md", "One lasting {n} to", "CW__OWN_WAIT_SPUN_MIN_NS"),
     ("docs/design.md", "taking at least 1/{n} of its wall time in thread CPU", "CW__OWN_WAIT_SPUN_SHARE"),
     ("docs/design.md", "of those lasting at least {n} slept if", "CW__OWN_WAIT_MIN_NS"),
