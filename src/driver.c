@@ -31,7 +31,7 @@ struct cw__driver {
     _Atomic uint64_t cb_ns;   /* the probe: when that marker's callback ran; 0 not yet */
     _Atomic uint64_t measuring_ns; /* when the outstanding lateness measurement began; 0 none */
     _Atomic uint64_t probed_ns;    /* when the probe was claimed; 0 not yet */
-    _Atomic uint32_t own_trials;   /* timed clWaitForEvents calls that counted */
+    _Atomic uint32_t own_trials;   /* votes of timed clWaitForEvents calls (driver.h) */
     _Atomic uint32_t own_asleep;   /* of them, those that slept */
     /* Long waits on a platform whose callbacks are not late, per class
      * (cw__driver_long_class): the trials (tickets handed out, then per way,
@@ -236,7 +236,8 @@ bool cw__driver_own_wait_sleeps(const cw__driver *d) {
 
 /* A vote a trial, not a sum: one costly wait (a third to a half of its wall
  * time in thread CPU, seen under the pocl7 model) would outweigh the other
- * trials' sleeps in a sum.
+ * trials' sleeps in a sum. A trial that spun throughout is a majority of
+ * votes alone (driver.h).
  * Racing trials may count more than CW__OWN_WAIT_TRIALS samples, or be
  * read between a vote and the count: a hint off for a while, never a
  * wrong wait (either way of waiting is correct). */
@@ -247,6 +248,11 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
         /* Short: only a spin is told apart from a sleep (driver.h). */
         if (cpu_ns * CW__OWN_WAIT_SPUN_SHARE >= wall_ns)
             atomic_fetch_add_explicit(&d->own_trials, 1, memory_order_relaxed);
+        return;
+    }
+    if (cpu_ns * CW__OWN_WAIT_THROUGH_OF >= wall_ns * CW__OWN_WAIT_THROUGH) {
+        atomic_fetch_add_explicit(&d->own_trials, CW__OWN_WAIT_TRIALS / 2u + 1u,
+                                  memory_order_relaxed);
         return;
     }
     cpu_ns = cpu_ns > CW__OWN_WAIT_FIXED_NS ? cpu_ns - CW__OWN_WAIT_FIXED_NS : 0;

@@ -118,10 +118,15 @@ void cw__driver_measure_cancel(cw__driver *d);
  * less CPU than a driver's sleep, and a late callback cannot end it late.
  * On a spinning driver a trial costs a CPU for as long as the wait, so
  * the vote ends once the trials left cannot change it (half of the trials
- * slept, or more than half spun), and only a wait expected to last at
- * most CW__OWN_WAIT_TRIAL_MAX_NS, by a known estimate, is a trial: a
- * program whose waits are 100 ms kernels would otherwise spin 100 ms for
- * each (and a queue's first wait, with no estimate yet, may be as long).
+ * slept, or more than half spun); a trial of at least CW__OWN_WAIT_MIN_NS
+ * that took CW__OWN_WAIT_THROUGH/CW__OWN_WAIT_THROUGH_OF of its wall time
+ * or more in thread CPU spun throughout and is that majority alone (a
+ * sleeping wait's costliest trials seen took a half, a spinning one's not
+ * preempted nearly all of it; one preempted is a vote as before). Only a
+ * wait expected to last at most CW__OWN_WAIT_TRIAL_MAX_NS, by a known
+ * estimate, is a trial: a program whose waits are 100 ms kernels would
+ * otherwise spin 100 ms for each (and a queue's first wait, with no
+ * estimate yet, may be as long).
  * Until shorter waits have decided, longer ones are the late wait.
  * `cw__driver_own_wait_sleeps`: decided and true (NULL: false);
  * `cw__driver_own_wait_open`: not decided, trials still to make (NULL:
@@ -135,6 +140,8 @@ void cw__driver_measure_cancel(cw__driver *d);
 #define CW__OWN_WAIT_SPUN_MIN_NS (CW__OWN_WAIT_MIN_NS / 2u)
 #define CW__OWN_WAIT_SPUN_SHARE 2u
 #define CW__OWN_WAIT_TRIAL_MAX_NS (CW__OWN_WAIT_MIN_NS * 10u)
+#define CW__OWN_WAIT_THROUGH 7u
+#define CW__OWN_WAIT_THROUGH_OF 8u
 bool cw__driver_own_wait_sleeps(const cw__driver *d);
 bool cw__driver_own_wait_open(const cw__driver *d);
 bool cw__driver_own_wait_trial(const cw__driver *d, uint64_t expected_ns);

@@ -158,7 +158,7 @@ static void short_trials_count_only_when_they_spun(void **state) {
  * case each). */
 #define VOTE_WALL (CW__OWN_WAIT_MIN_NS * 4u)
 #define VOTE_SLEPT CW__OWN_WAIT_FIXED_NS
-#define VOTE_SPUN VOTE_WALL
+#define VOTE_SPUN (VOTE_WALL / 2u) /* spun, not throughout */
 
 /* `n` trials that each took `cpu` of VOTE_WALL: open before each, then
  * decided, asleep or not. */
@@ -194,6 +194,25 @@ static void own_wait_vote_in_turns_takes_every_trial(void **state) {
     }
     assert_false(cw__driver_own_wait_open(d));
     assert_true(cw__driver_own_wait_sleeps(d));
+}
+
+/* A trial of at least CW__OWN_WAIT_MIN_NS that took
+ * CW__OWN_WAIT_THROUGH/CW__OWN_WAIT_THROUGH_OF of its wall time in CPU
+ * spun throughout and decides alone, after a sleep and a trial a
+ * nanosecond cheaper (one vote each, which left the vote open). */
+static void own_wait_spun_throughout_decides_alone(void **state) {
+    (void)state;
+    const uint64_t wall = CW__OWN_WAIT_MIN_NS;
+    const uint64_t through = wall * CW__OWN_WAIT_THROUGH / CW__OWN_WAIT_THROUGH_OF;
+    _Static_assert(CW__OWN_WAIT_MIN_NS * CW__OWN_WAIT_THROUGH % CW__OWN_WAIT_THROUGH_OF == 0,
+                   "the share is exact");
+    cw__driver *d = settled_driver();
+    cw__driver_own_wait_sample(d, CW__OWN_WAIT_FIXED_NS, wall);
+    cw__driver_own_wait_sample(d, through - 1u, wall);
+    assert_true(cw__driver_own_wait_open(d));
+    cw__driver_own_wait_sample(d, through, wall);
+    assert_false(cw__driver_own_wait_open(d));
+    assert_false(cw__driver_own_wait_sleeps(d));
 }
 
 /* A trial is made of a wait expected to last at most
@@ -519,6 +538,7 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(own_wait_vote_ends_at_half_asleep),
     cmocka_unit_test(own_wait_vote_ends_past_half_spun),
     cmocka_unit_test(own_wait_vote_in_turns_takes_every_trial),
+    cmocka_unit_test(own_wait_spun_throughout_decides_alone),
     cmocka_unit_test(own_wait_trials_are_short_known_waits),
     cmocka_unit_test(long_waits_take_the_own_wait_where_it_costs_no_more),
     cmocka_unit_test(long_waits_keep_the_callback_where_the_own_wait_costs_more),

@@ -53,6 +53,8 @@ int main(void) {
     PRINT(CW__OWN_WAIT_SPUN_MIN_NS);
     PRINT(CW__OWN_WAIT_SPUN_SHARE);
     PRINT(CW__OWN_WAIT_TRIAL_MAX_NS);
+    PRINT(CW__OWN_WAIT_THROUGH);
+    PRINT(CW__OWN_WAIT_THROUGH_OF);
 
     /* The first check of a default wait expected to be long, and of one
      * expected longer than the cap, as the plan computes them. */
