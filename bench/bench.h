@@ -313,6 +313,7 @@ typedef struct child {
     FILE *out; /* records to the parent */
     const char *label;
     cwh h;
+    cl_command_queue queues[NSTRAT]; /* one per strategy, indexed by cw_strategy (child_open) */
     cwh_saxpy saxpy;
     unsigned saxpy_launches; /* a = +0.5 and -0.5 alternate, so y stays exact */
     cwh_busy busy;
@@ -330,6 +331,8 @@ typedef struct sample {
 
 /* Opens OpenCL and sends the header records; 0, or -1 after reporting. */
 int child_open(child *c, const options *o);
+/* Releases what child_open made. */
+void child_close(child *c);
 /* Reports an error on stderr and to the parent. */
 void child_error(child *c, const char *fmt, ...) BENCH_PRINTF(2, 3);
 /* One launch: enqueue + cw_wait, timed into *out when out is not NULL.

@@ -157,7 +157,7 @@ int child_calibrate(const options *o) {
     }
     int rc = calibrate(&c, o);
     cwh_busy_free(&c.busy);
-    cwh_close(&c.h);
+    child_close(&c);
     fclose(c.out);
     return rc;
 }

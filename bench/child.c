@@ -43,9 +43,14 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
     cw_wait_options wo = {.strategy = s, .spin_us = (uint32_t)c->o->spin_us};
     struct timespec c0, w0, w1, c1, wc0, ww0;
     cl_event ev = NULL;
+    /* On the strategy's own queue (child_open); the kernel helpers enqueue
+     * on the host's. */
+    cl_command_queue shared = c->h.queue;
+    c->h.queue = c->queues[s];
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     clock_gettime(CLOCK_MONOTONIC, &w0);
     cl_int err = enqueue(c, k, &ev);
+    c->h.queue = shared;
     int rc = CW_OK;
     cl_int st = CL_SUCCESS;
     /* The wait alone, too: its CPU over its wall is what waiting costs per
@@ -63,7 +68,7 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
     if (rc != CW_OK) {
         child_error(c, "%s: cw_wait(%s) failed: %s (OpenCL status %d)", k->name,
                     cw_strategy_name(s), cw_strerror(rc), st);
-        clFinish(c->h.queue);
+        clFinish(c->queues[s]);
         clReleaseEvent(ev);
         return -1;
     }
@@ -304,6 +309,21 @@ int child_open(child *c, const options *o) {
         child_error(c, "OpenCL set-up failed: %s", msg);
         return -1;
     }
+    /* A queue per strategy, on the one device. cw keeps per queue what its
+     * waits took (the estimate of auto, spin-park and backoff-poll), and a
+     * program that waits one way feeds it with those waits alone; on one
+     * queue the strategies interleaved here would feed each other's
+     * (a spinning strategy's 5 ms waits on one CPU, cooperative's 20 ms
+     * under a model whose callbacks are late). The launches still run one
+     * at a time: each is waited for before the next. */
+    for (int s = 0; s < NSTRAT; ++s) {
+        c->queues[s] =
+            clCreateCommandQueue(c->h.context, c->h.device, CL_QUEUE_PROFILING_ENABLE, &err);
+        if (err != CL_SUCCESS) {
+            child_error(c, "clCreateCommandQueue: OpenCL error %d", err);
+            return -1;
+        }
+    }
     proto_header(c->out, "platform_name", c->h.platform_name);
     proto_header(c->out, "platform_version", c->h.platform_version);
     proto_header(c->out, "device_name", c->h.device_name);
@@ -314,6 +334,13 @@ int child_open(child *c, const options *o) {
         return -1;
     }
     return 0;
+}
+
+void child_close(child *c) {
+    for (int s = 0; s < NSTRAT; ++s)
+        if (c->queues[s])
+            clReleaseCommandQueue(c->queues[s]);
+    cwh_close(&c->h);
 }
 
 static cl_int kernel_init(child *c, const kernel_spec *k) {
@@ -406,7 +433,7 @@ int child_run(const options *o) {
     free(fs.v);
     if (o->stats)
         send_learned(&c);
-    cwh_close(&c.h);
+    child_close(&c);
     fclose(c.out);
     return failures ? 1 : 0;
 }
