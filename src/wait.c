@@ -730,7 +730,8 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         return wait_blocking(event, cl_status);
 
     int rc;
-    if (!wait_settled_own(event, p, cl_status, &rc)) {
+    bool settled = wait_settled_own(event, p, cl_status, &rc);
+    if (!settled) {
         /* One look up front: it rejects a bad handle before any
          * registration, returns at once for work that already finished or
          * failed, and gives a queued command its flush. */
@@ -739,8 +740,15 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
             return rc != CW_OK ? rc : cw__status_verdict(*cl_status);
         rc = wait_row(event, p, cl_status);
     }
-    if (rc == CW_OK && p->queue_key) {
-        uint64_t now = cw_now_ns();
+    uint64_t now = rc == CW_OK && p->queue_key ? cw_now_ns() : 0;
+    /* A settled wait that did not last a microdelay found its command done,
+     * or as good as done: as for a first look that finds it done, its
+     * length says nothing of the queue's waits, and it would cut the
+     * estimate to a quarter (cw__estimate_put), putting the next waits off
+     * the settled path, to dearer ways, for the few waits it takes to come
+     * back. On one CPU the driver's worker often runs the whole command
+     * between the enqueue and the wait. */
+    if (now && !(settled && now - p->start_ns < CW__MICRODELAY_SPIN_NS)) {
         cw__estimate_put(p->queue_key, now - p->start_ns);
         if (p->ended_ns)
             cw__estimate_end_put(p->queue_key, p->ended_ns - p->start_ns, p->ended_span_ns);

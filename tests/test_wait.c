@@ -14,6 +14,7 @@
 #include "cw.h"
 #include "driver.h"
 #include "estimate.h"
+#include "relax.h"
 
 #define FOR_EACH_STRATEGY(s) for (cw_strategy s = CW_STRATEGY_DEFAULT; s < CW_STRATEGY_COUNT; ++s)
 /* Every strategy, with the shared callback (0) and with one of the wait's own. */
@@ -866,6 +867,72 @@ static void settled_own_waits_answer_as_every_wait_does(void **state) {
 }
 
 /*
+ * A settled wait whose command was done before it (on one CPU the driver's
+ * worker may run the whole command between the enqueue and the wait)
+ * returns at once, and as a first look that finds the command done it
+ * leaves the queue's estimate as it was: cut to a quarter, it would put
+ * the next waits off the settled path. A settled wait that waited feeds it.
+ */
+static void settled_wait_on_a_done_command_keeps_the_estimate(void **state) {
+    (void)state;
+    enum { GATE_US = 2000, DONE = 16, TRIES = 8 };
+    const uint64_t long_ns = (uint64_t)GATE_US * 1000u;
+    const bool late = model_callback_delay_us() >= CW__LATE_FLOOR_NS / 1000;
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    cw__driver *d = driver_told_lateness(late ? (uint64_t)model_callback_delay_us() * 1000u : 0u);
+    if (late) {
+        for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i)
+            cw__driver_own_wait_sample(d, CW__OWN_WAIT_FIXED_NS, long_ns);
+    } else {
+        decide_long_waits_own(d, long_ns);
+    }
+    assert_true(cw__driver_own_settled(d, long_ns, true, cw_now_ns()));
+    const uintptr_t key = (uintptr_t)host.queue;
+    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
+    cw_stats_auto a0, a1;
+    /* Those that returned within the microdelay, timed from outside (a
+     * sanitizer or a loaded machine may make one slower: that one may feed
+     * the estimate, as a wait that long does). */
+    int fast = 0;
+    for (int i = 0; i < DONE; ++i) {
+        expect_on_queue(long_ns);
+        uint64_t before = cw__estimate_get(key);
+        cl_event done;
+        assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 0, NULL, &done), CL_SUCCESS);
+        assert_int_equal(clFinish(host.queue), CL_SUCCESS);
+        assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
+        cl_int st = 0;
+        uint64_t t0 = cw_now_ns();
+        assert_int_equal(cw_wait(done, &o, &st), CW_OK);
+        uint64_t took = cw_now_ns() - t0;
+        assert_int_equal(st, CL_COMPLETE);
+        assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
+        clReleaseEvent(done);
+        assert_int_equal(a1.driver_waits - a0.driver_waits, 1);
+        if (took < CW__MICRODELAY_SPIN_NS) {
+            ++fast;
+            assert_int_equal(cw__estimate_get(key), before);
+        }
+    }
+    printf("settled waits on done commands: %d of %d within %u ns\n", fast, DONE,
+           CW__MICRODELAY_SPIN_NS);
+    if (!fast)
+        skip(); /* none fast enough to tell (a sanitizer's build) */
+    /* One that waited for its gate, unless a loaded machine kept the waiter
+     * off its CPU until the command was done. */
+    bool fed = false;
+    for (int i = 0; i < TRIES && !fed; ++i) {
+        expect_on_queue(long_ns);
+        uint64_t before = cw__estimate_get(key), total;
+        gated_wait_ns(&sx, o, GATE_US, CL_COMPLETE, CW_OK, &total);
+        fed = cw__estimate_get(key) != before;
+    }
+    assert_true(fed);
+    cwh_saxpy_free(&sx);
+}
+
+/*
  * On a platform whose callbacks are late, auto tries the driver's own
  * clWaitForEvents only on a wait expected to last at most
  * CW__OWN_WAIT_TRIAL_MAX_NS: waits expected longer (5 ms kernels) poll as
@@ -1310,6 +1377,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(long_auto_waits_try_the_drivers_own_wait),
     cmocka_unit_test(settled_own_waits_answer_as_every_wait_does),
     cmocka_unit_test(own_wait_trials_only_on_short_waits),
+    cmocka_unit_test(settled_wait_on_a_done_command_keeps_the_estimate),
     cmocka_unit_test(late_callbacks_take_the_hybrid_path),
     cmocka_unit_test(late_wait_outgrowing_its_estimate_ends_by_its_callback),
     cmocka_unit_test(gpu_device_counts_no_host_cpus),
