@@ -145,7 +145,7 @@ OTHER = [
     ("docs/design.md", "timed, until {n} of them have counted", "CW__OWN_WAIT_TRIALS"),
     ("docs/design.md", "(half of the {n} slept, or more", "CW__OWN_WAIT_TRIALS"),
     ("docs/design.md", "Only a wait expected  to last at most {n}, by its", "CW__OWN_WAIT_TRIAL_MAX_NS"),
-    ("docs/design.md", "(below) that returned within {n}: it too", "CW__MICRODELAY_SPIN_NS"),
+    ("docs/design.md", "(above) that returned within {n}: it too", "CW__MICRODELAY_SPIN_NS"),
     ("docs/design.md", "a trial of {n} or more that took {n}/{n} of its wall time",
      "CW__OWN_WAIT_MIN_NS CW__OWN_WAIT_THROUGH CW__OWN_WAIT_THROUGH_OF"),
     ("docs/design.md", "One lasting {n} to", "CW__OWN_WAIT_SPUN_MIN_NS"),
