@@ -126,8 +126,8 @@ void cw__driver_measure_cancel(cw__driver *d);
  * wait expected to last at most CW__OWN_WAIT_TRIAL_MAX_NS, by a known
  * estimate, is a trial: a program whose waits are 100 ms kernels would
  * otherwise spin 100 ms for each (and a queue's first wait, with no
- * estimate yet, may be as long).
- * Until shorter waits have decided, longer ones are the late wait.
+ * estimate yet, may be as long); until shorter waits have decided, longer
+ * ones are the late wait.
  * `cw__driver_own_wait_sleeps`: decided and true (NULL: false);
  * `cw__driver_own_wait_open`: not decided, trials still to make (NULL:
  * false); `cw__driver_own_wait_trial`: open, and a wait expected to last

@@ -740,7 +740,6 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
             return rc != CW_OK ? rc : cw__status_verdict(*cl_status);
         rc = wait_row(event, p, cl_status);
     }
-    uint64_t now = rc == CW_OK && p->queue_key ? cw_now_ns() : 0;
     /* A settled wait that did not last a microdelay found its command done,
      * or as good as done: as for a first look that finds it done, its
      * length says nothing of the queue's waits, and it would cut the
@@ -748,10 +747,13 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
      * the settled path, to dearer ways, for the few waits it takes to come
      * back. On one CPU the driver's worker often runs the whole command
      * between the enqueue and the wait. */
-    if (now && !(settled && now - p->start_ns < CW__MICRODELAY_SPIN_NS)) {
-        cw__estimate_put(p->queue_key, now - p->start_ns);
-        if (p->ended_ns)
-            cw__estimate_end_put(p->queue_key, p->ended_ns - p->start_ns, p->ended_span_ns);
+    if (rc == CW_OK && p->queue_key) {
+        uint64_t took = cw_now_ns() - p->start_ns;
+        if (!settled || took >= CW__MICRODELAY_SPIN_NS) {
+            cw__estimate_put(p->queue_key, took);
+            if (p->ended_ns)
+                cw__estimate_end_put(p->queue_key, p->ended_ns - p->start_ns, p->ended_span_ns);
+        }
     }
     bool polled = p->row->method == CW__POLL || p->row->method == CW__BACKOFF;
     if (polled && (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED))
