@@ -261,17 +261,26 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
     atomic_fetch_add_explicit(&d->own_trials, 1, memory_order_relaxed);
 }
 
-/* The trials each way of class c counts, and the tickets it hands out. */
+/* The trials each way of class c counts, the tickets it hands out, and
+ * the shortest wait that counts as a trial. */
 static uint32_t long_trials(unsigned c) {
-    return c ? CW__LONG_FAR_TRIALS : CW__LONG_TRIALS;
+    return c == CW__LONG_FAR ? CW__LONG_FAR_TRIALS : CW__LONG_TRIALS;
 }
 
 static uint32_t long_tickets(unsigned c) {
-    return c ? CW__LONG_FAR_TICKETS : CW__LONG_TICKETS;
+    return c == CW__LONG_FAR ? CW__LONG_FAR_TICKETS : CW__LONG_TICKETS;
+}
+
+static uint64_t long_least_ns(unsigned c) {
+    return c == CW__LONG_FAR     ? CW__LONG_FAR_NS / 2u
+           : c == CW__LONG_SHORT ? CW__LONG_SHORT_MIN_NS
+                                 : CW__OWN_WAIT_MIN_NS;
 }
 
 unsigned cw__driver_long_class(uint64_t expected_ns) {
-    return expected_ns >= CW__LONG_FAR_NS ? 1u : 0u;
+    if (expected_ns >= CW__LONG_FAR_NS)
+        return CW__LONG_FAR;
+    return expected_ns >= CW__OWN_WAIT_MIN_NS ? CW__LONG_NEAR : CW__LONG_SHORT;
 }
 
 /* Decided: both ways have their trials counted, or the tickets ran out. */
@@ -346,7 +355,7 @@ bool cw__driver_own_settled(const cw__driver *d, uint64_t expected_ns, bool park
     if (cw__driver_late(d, expected_ns))
         return cw__driver_own_wait_sleeps(d);
     cw__long_way way;
-    return parks && expected_ns >= CW__OWN_WAIT_MIN_NS &&
+    return parks && expected_ns &&
            long_way_known(d, cw__driver_long_class(expected_ns), now_ns, &way) &&
            way == CW__LONG_OWN;
 }
@@ -381,12 +390,13 @@ cw__long_way cw__driver_long_way(cw__driver *d, uint64_t expected_ns, uint64_t n
 
 /* Racing trials may count a few more than their number, or be read
  * between a sum and its count: a decision off for a while, never a wrong
- * wait (either way of waiting is correct). A far wait that ended early
- * (under half of CW__LONG_FAR_NS) is not one that class decides for. */
+ * wait (either way of waiting is correct). A wait shorter than its class's
+ * least (long_least_ns: a far wait that ended early, a short one that
+ * found its command as good as done) is not one that class decides for. */
 void cw__driver_long_sample(cw__driver *d, uint64_t expected_ns, bool own, uint64_t cpu_ns,
                             uint64_t wall_ns) {
     unsigned c = cw__driver_long_class(expected_ns);
-    if (!d || wall_ns < (c ? CW__LONG_FAR_NS / 2u : CW__OWN_WAIT_MIN_NS))
+    if (!d || wall_ns < long_least_ns(c))
         return;
     _Atomic uint64_t *max = &d->lng[c].way[own].max_ns;
     uint64_t seen = atomic_load_explicit(max, memory_order_relaxed);
@@ -689,8 +699,12 @@ void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint
         uint64_t l = cw__driver_lateness_ns(d);
         if (l > *lateness_ns)
             *lateness_ns = l;
+        /* Long waits only (near and far): the count says whose waits of
+         * CW__OWN_WAIT_MIN_NS and more the driver's own wait serves (cw-run
+         * hands its clFinish calls that long to the driver by it); short
+         * ones decide apart, and only where no CPU is spare. */
         for (unsigned c = 0; c < CW__LONG_CLASSES; ++c)
-            if (long_decided(d, c) && long_own_won(d, c)) {
+            if (c != CW__LONG_SHORT && long_decided(d, c) && long_own_won(d, c)) {
                 ++*long_own;
                 break;
             }

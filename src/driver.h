@@ -149,14 +149,15 @@ bool cw__driver_own_wait_trial(const cw__driver *d, uint64_t expected_ns);
 void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns);
 
 /*
- * A long wait of auto (expected to last at least CW__OWN_WAIT_MIN_NS, so
- * that auto would park at once) on a platform whose callbacks come under
- * CW__LATE_FLOOR_NS late:
+ * A wait of auto that it would park for at once (no spin planned: one
+ * expected to last at least CW__OWN_WAIT_MIN_NS, or a shorter one where
+ * no CPU is spare), of known expected length, on a platform whose
+ * callbacks come under CW__LATE_FLOOR_NS late:
  * the callback wait, or the driver's own clWaitForEvents, whichever took the
  * waiting thread less CPU time per wait (each way's mean with its dearest
  * trial left out, so that one preempted trial does not decide). Both are
  * timed, interleaved (cw__driver_long_way says in which order), on
- * the platform's first long waits once its lateness is known, until each
+ * the platform's first such waits once its lateness is known, until each
  * counted its trials (or the tickets were handed out). Before the lateness
  * is known (or CW__MEASURE_STALE_NS has passed since the probe) the callback
  * wait, and where either way has no counted trial. The driver's own wait
@@ -166,16 +167,23 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
  * driver's thread, is left out of it, which is why the driver's own wait
  * wins up to CW__LONG_OWN_EDGE eighths of the callback wait's time.
  *
- * Two classes of long wait decide apart (cw__driver_long_class): near,
- * expected under CW__LONG_FAR_NS (CW__LONG_TRIALS counted waits of at least
- * CW__OWN_WAIT_MIN_NS per way, CW__LONG_TICKETS tickets), and far (of at
- * least half CW__LONG_FAR_NS, CW__LONG_FAR_TRIALS per way,
- * CW__LONG_FAR_TICKETS tickets). What the two ways cost changes with the
+ * Three classes of such waits decide apart (cw__driver_long_class): near,
+ * expected from CW__OWN_WAIT_MIN_NS to under CW__LONG_FAR_NS
+ * (CW__LONG_TRIALS counted waits of at least CW__OWN_WAIT_MIN_NS per way,
+ * CW__LONG_TICKETS tickets); far (of at least half CW__LONG_FAR_NS,
+ * CW__LONG_FAR_TRIALS per way, CW__LONG_FAR_TICKETS tickets); and short,
+ * expected under CW__OWN_WAIT_MIN_NS where auto plans no spin (the
+ * device's workers take every CPU), so that it would park at once all the
+ * same (CW__LONG_TRIALS of at least CW__LONG_SHORT_MIN_NS per way,
+ * CW__LONG_TICKETS tickets). What the two ways cost changes with the
  * wait's length (on PoCL 3.1: about the same for 1 ms kernels, the driver's
  * own a tenth to a third less for 20 ms ones; a thread that slept for
  * milliseconds finds its caches cold, which weighs on the way that touches
  * more), so one decision made on a program's first long waits, often its
- * shortest, was a toss for the longer ones.
+ * shortest, was a toss for the longer ones. A short wait's cost is mostly
+ * the fixed cost of a sleep and a wake-up, which is what the ways differ
+ * in; one shorter than CW__LONG_SHORT_MIN_NS (a command found as good as
+ * done) tells little of either and counts for neither.
  * Far trials are fewer: each is a long wait, and the ways differ more.
  */
 #define CW__LONG_TRIALS 8u
@@ -183,7 +191,11 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
 #define CW__LONG_FAR_NS 4000000u
 #define CW__LONG_FAR_TRIALS 4u
 #define CW__LONG_FAR_TICKETS 32u
-#define CW__LONG_CLASSES 2u
+#define CW__LONG_SHORT_MIN_NS (CW__OWN_WAIT_MIN_NS / 8u)
+#define CW__LONG_CLASSES 3u
+#define CW__LONG_NEAR 0u
+#define CW__LONG_FAR 1u
+#define CW__LONG_SHORT 2u
 #define CW__LONG_OWN_EDGE 9u
 typedef enum cw__long_way {
     CW__LONG_CALLBACK,
@@ -191,7 +203,8 @@ typedef enum cw__long_way {
     CW__LONG_TRIAL_CALLBACK, /* a trial: time it (cw__driver_long_sample) */
     CW__LONG_TRIAL_OWN,
 } cw__long_way;
-/* The class of a long wait expected to last `expected_ns`: 0 near, 1 far. */
+/* The class of a wait auto parks for at once, expected to last
+ * `expected_ns` (not 0): CW__LONG_NEAR, CW__LONG_FAR or CW__LONG_SHORT. */
 unsigned cw__driver_long_class(uint64_t expected_ns);
 cw__long_way cw__driver_long_way(cw__driver *d, uint64_t expected_ns, uint64_t now_ns);
 /* One timed long wait of that way, planned to last `expected_ns` (its
@@ -202,9 +215,9 @@ void cw__driver_long_sample(cw__driver *d, uint64_t expected_ns, bool own, uint6
 /*
  * Whether auto's wait expected to last `expected_ns` is, for good, the
  * driver's own clWaitForEvents on this platform (where own waits are
- * allowed): callbacks late for it and an own wait seen to sleep, or a long
- * wait that would park at once (`parks`: no spin) whose trials chose the
- * driver's own. Hands out no trial and counts nothing, so a wait may ask
+ * allowed): callbacks late for it and an own wait seen to sleep, or a wait
+ * that would park at once (`parks`: no spin) whose class's trials chose
+ * the driver's own. Hands out no trial and counts nothing, so a wait may ask
  * it before its first look (NULL: false).
  */
 bool cw__driver_own_settled(const cw__driver *d, uint64_t expected_ns, bool parks, uint64_t now_ns);
@@ -224,7 +237,7 @@ typedef struct cw__driver_learned {
     uint64_t lateness_ns;
     bool own_known; /* the own-wait trials are made: own_trials, own_asleep */
     uint32_t own_trials, own_asleep;
-    cw__long_learned lng[CW__LONG_CLASSES]; /* near, far */
+    cw__long_learned lng[CW__LONG_CLASSES]; /* by CW__LONG_NEAR, _FAR, _SHORT */
 } cw__driver_learned;
 
 /* The platform whose record is slot i (of CW__DRIVER_SLOTS), and the
@@ -245,7 +258,8 @@ bool cw__driver_seed(cw__driver *d, const cw__driver_learned *in);
 
 /* For cw_stats_auto_get: platforms probed, and of them, those whose failed
  * commands fire and whose callbacks are late; the largest lateness; the
- * platforms whose long waits (of either class) the driver's own wait serves. */
+ * platforms whose long waits (near or far, not short) the driver's own
+ * wait serves. */
 void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint64_t *late,
                         uint64_t *lateness_ns, uint64_t *long_own);
 

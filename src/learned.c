@@ -14,9 +14,9 @@
  * platforms share a line: a hint off, never a wrong wait. */
 #define KEY_MAX 512u
 #define DEVICES_MAX 16u
-/* The longest line: the key, a tab, the values (fourteen numbers of at
+/* The longest line: the key, a tab, the values (nineteen numbers of at
  * most 20 digits and their names), the line end. */
-#define LINE_MAX (KEY_MAX + 352u)
+#define LINE_MAX (KEY_MAX + 480u)
 
 /* The keys of the platforms named so far, by platform handle (which lives
  * as long as the process). Naming asks OpenCL, so it happens at an import
@@ -85,9 +85,9 @@ static const char *key_of(cl_platform_id p) {
 }
 
 /* The values of one line: "lateness=NS own=TRIALS/ASLEEP
- * long=TICKETS/OWN_N/OWN_CPU_NS/CB_N/CB_CPU_NS far=..." (long: the near
- * class of long waits, far: the far one, alike), "-" for a part not known.
- * Returns the length written (of at most `size`, which is room enough). */
+ * long=TICKETS/OWN_N/OWN_CPU_NS/CB_N/CB_CPU_NS far=... short=..." (long:
+ * the near class of the waits auto parks for, far and short the others,
+ * alike), "-" for a part not known. */
 static void format_long(char *out, size_t size, const cw__long_learned *l) {
     if (!l->known)
         snprintf(out, size, "-");
@@ -96,8 +96,11 @@ static void format_long(char *out, size_t size, const cw__long_learned *l) {
                  l->own_n, l->own_cpu_ns, l->cb_n, l->cb_cpu_ns);
 }
 
-/* The line names each class of long wait: near ones `long=`, far `far=`. */
-_Static_assert(CW__LONG_CLASSES == 2, "a learned line has a long= and a far= part");
+/* The line names each class: near `long=`, far `far=`, short `short=`,
+ * in the order of their indices. */
+_Static_assert(CW__LONG_CLASSES == 3 && CW__LONG_NEAR == 0 && CW__LONG_FAR == 1 &&
+                   CW__LONG_SHORT == 2,
+               "a learned line has a long=, a far= and a short= part, in this order");
 
 /* Whether a platform learned anything a line would carry. */
 static bool learned_any(const cw__driver_learned *l) {
@@ -115,7 +118,8 @@ static int format_values(char *out, size_t size, const cw__driver_learned *l) {
         snprintf(own, sizeof own, "%" PRIu32 "/%" PRIu32, l->own_trials, l->own_asleep);
     for (unsigned c = 0; c < CW__LONG_CLASSES; ++c)
         format_long(lng[c], sizeof lng[c], &l->lng[c]);
-    return snprintf(out, size, "lateness=%s own=%s long=%s far=%s", late, own, lng[0], lng[1]);
+    return snprintf(out, size, "lateness=%s own=%s long=%s far=%s short=%s", late, own,
+                    lng[CW__LONG_NEAR], lng[CW__LONG_FAR], lng[CW__LONG_SHORT]);
 }
 
 /* One class's long-wait part, "-" or its five numbers; false when
@@ -136,18 +140,25 @@ static bool parse_long(const char *s, cw__long_learned *l) {
 }
 
 /* Parse the values of a line (the text after the key's tab, to the line's
- * end); false when they are malformed. A line without the far part (as
- * written before there was one) has the far class unknown. */
+ * end); false when they are malformed. The far and short parts may be
+ * left off, from the end (a line written by a cw without them): those
+ * classes are unknown then. */
 static bool parse_values(const char *s, cw__driver_learned *l) {
     *l = (cw__driver_learned){0};
     char late[32], own[48], lng[CW__LONG_CLASSES][120];
-    strcpy(lng[1], "-");
-    int used = 0, far_used = 0;
-    if (sscanf(s, "lateness=%31[-0-9] own=%47[-/0-9] long=%119[-/0-9]%n", late, own, lng[0],
-               &used) != 3)
+    strcpy(lng[CW__LONG_FAR], "-");
+    strcpy(lng[CW__LONG_SHORT], "-");
+    int used = 0, part_used = 0;
+    if (sscanf(s, "lateness=%31[-0-9] own=%47[-/0-9] long=%119[-/0-9]%n", late, own,
+               lng[CW__LONG_NEAR], &used) != 3)
         return false;
-    if (s[used] == ' ' && sscanf(s + used, " far=%119[-/0-9]%n", lng[1], &far_used) == 1)
-        used += far_used;
+    if (s[used] == ' ' &&
+        sscanf(s + used, " far=%119[-/0-9]%n", lng[CW__LONG_FAR], &part_used) == 1) {
+        used += part_used;
+        if (s[used] == ' ' &&
+            sscanf(s + used, " short=%119[-/0-9]%n", lng[CW__LONG_SHORT], &part_used) == 1)
+            used += part_used;
+    }
     if (s[used] != '\0' && s[used] != '\n')
         return false;
     int n = 0;

@@ -624,11 +624,12 @@ static bool wait_own(cl_event event, cw__plan *p, cl_int *cl_status, int *rc) {
 }
 
 /*
- * Auto's long wait on a platform whose callbacks are not late (driver.h,
- * cw__driver_long_way): expected to last at least CW__OWN_WAIT_MIN_NS, so
- * that it parks at once and its spin is no reason for a callback. The
- * callback wait or the driver's own, as the platform's trials decided;
- * a trial times its way's thread CPU time.
+ * Auto's wait on a platform whose callbacks are not late (driver.h,
+ * cw__driver_long_way), of a known expected length, that parks at once (no
+ * spin planned: expected to last at least CW__OWN_WAIT_MIN_NS, or shorter
+ * where no CPU is spare), so that no spin is a reason for a callback. The
+ * callback wait or the driver's own, as the platform's trials for waits of
+ * its length decided; a trial times its way's thread CPU time.
  */
 static int wait_long(cl_event event, cw__plan *p, cl_int *cl_status) {
     cw__long_way way =
@@ -714,8 +715,7 @@ static int wait_row(cl_event event, cw__plan *p, cl_int *cl_status) {
                 rc = wait_late(event, p, cl_status);
             return rc;
         }
-        if (p->row->spin == CW__SPIN_AUTO && p->expected_ns >= CW__OWN_WAIT_MIN_NS && !p->spin_ns &&
-            own_wait_allowed(p))
+        if (p->row->spin == CW__SPIN_AUTO && p->expected_ns && !p->spin_ns && own_wait_allowed(p))
             return wait_long(event, p, cl_status);
         return wait_callback(event, p, cl_status);
     }

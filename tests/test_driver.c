@@ -257,20 +257,26 @@ static uint64_t flat_cost(bool own, unsigned trial) {
     return own ? flat_own_ns : flat_cb_ns;
 }
 
-/* The near wait the trials below are planned for (1 ms), and the far one. */
+/* The near wait the trials below are planned for (1 ms), the far one and
+ * the short one (100 µs, where no spin is planned). */
 #define NEAR_NS (CW__OWN_WAIT_MIN_NS * 5u)
 #define FAR_NS CW__LONG_FAR_NS
+#define SHORT_NS (CW__OWN_WAIT_MIN_NS / 2u)
 
 /* Run the long-wait trials of the class of waits expected to last
  * `expected_ns` (each lasting that long) to their end, each trial costing
  * what `cost` says; a wait shorter than the class's least (CW__OWN_WAIT_MIN_NS
- * near, half CW__LONG_FAR_NS far) counts for neither way. Each way has the class's
- * trials counted, no more. Returns the way decided. */
+ * near, half CW__LONG_FAR_NS far, CW__LONG_SHORT_MIN_NS short) counts for
+ * neither way. Each way has the class's trials counted, no more. Returns
+ * the way decided. */
 static cw__long_way trials_of_class(cw__driver *d, uint64_t expected_ns, trial_cost cost) {
-    bool far = cw__driver_long_class(expected_ns);
+    unsigned c = cw__driver_long_class(expected_ns);
+    bool far = c == CW__LONG_FAR;
     const unsigned want = far ? CW__LONG_FAR_TRIALS : CW__LONG_TRIALS;
     const unsigned tickets = far ? CW__LONG_FAR_TICKETS : CW__LONG_TICKETS;
-    const uint64_t least = far ? CW__LONG_FAR_NS / 2u : CW__OWN_WAIT_MIN_NS;
+    const uint64_t least = far                   ? CW__LONG_FAR_NS / 2u
+                           : c == CW__LONG_SHORT ? CW__LONG_SHORT_MIN_NS
+                                                 : CW__OWN_WAIT_MIN_NS;
     assert_int_equal(cw__driver_long_way(d, expected_ns, cw_now_ns()), CW__LONG_TRIAL_OWN);
     cw__driver_long_sample(d, expected_ns, true, cost(true, 0), least - 1u); /* too short */
     unsigned trials[2] = {0, 0}, trial = 0;
@@ -413,9 +419,10 @@ static void one_dear_trial_does_not_decide(void **state) {
 
 static void near_and_far_long_waits_decide_apart(void **state) {
     (void)state;
-    assert_int_equal(cw__driver_long_class(CW__LONG_FAR_NS - 1u), 0);
-    assert_int_equal(cw__driver_long_class(CW__LONG_FAR_NS), 1);
-    assert_int_equal(cw__driver_long_class(UINT64_MAX), 1);
+    assert_int_equal(cw__driver_long_class(CW__LONG_FAR_NS - 1u), CW__LONG_NEAR);
+    assert_int_equal(cw__driver_long_class(CW__OWN_WAIT_MIN_NS), CW__LONG_NEAR);
+    assert_int_equal(cw__driver_long_class(CW__LONG_FAR_NS), CW__LONG_FAR);
+    assert_int_equal(cw__driver_long_class(UINT64_MAX), CW__LONG_FAR);
     cw__driver *d = timely_driver();
     assert_int_equal(trials_of_class(d, FAR_NS, far_cheaper_cost), CW__LONG_OWN);
     /* The near class has made no trial yet: its first is handed out. */
@@ -428,6 +435,50 @@ static void near_and_far_long_waits_decide_apart(void **state) {
     uint64_t probed, fire, silent, late, lateness, own;
     cw__driver_summary(&probed, &fire, &silent, &late, &lateness, &own);
     assert_int_equal(own, 1);
+}
+
+/*
+ * Short waits (expected under CW__OWN_WAIT_MIN_NS, which auto parks for at
+ * once where no CPU is spare) decide apart from near and far ones, on
+ * their own trials: here the driver's own wait costs a short wait less
+ * (PoCL 3.1's, against a callback's registration and wake-up, on a device
+ * that takes every CPU) and a near one more. A short trial that found its
+ * command as good as done (under CW__LONG_SHORT_MIN_NS) counts for
+ * neither way. The settled own wait follows the class, only where the
+ * wait would park (no spin) and its length is known; the learned record
+ * has the short class alone.
+ */
+static uint64_t short_cheaper_cost(bool own, unsigned trial) {
+    (void)trial;
+    return own ? 24000u : 26000u;
+}
+
+static void short_waits_decide_apart(void **state) {
+    (void)state;
+    assert_int_equal(cw__driver_long_class(1), CW__LONG_SHORT);
+    assert_int_equal(cw__driver_long_class(CW__OWN_WAIT_MIN_NS - 1u), CW__LONG_SHORT);
+    cw__driver *d = timely_driver();
+    assert_int_equal(trials_of_class(d, SHORT_NS, short_cheaper_cost), CW__LONG_OWN);
+    cw__driver_learned l;
+    cw__driver_learned_get(d, &l);
+    assert_true(l.lng[CW__LONG_SHORT].known);
+    assert_false(l.lng[CW__LONG_NEAR].known);
+    assert_false(l.lng[CW__LONG_FAR].known);
+    assert_int_equal(l.lng[CW__LONG_SHORT].own_n, CW__LONG_TRIALS);
+    /* Not among the platforms whose long waits the driver's own serves. */
+    uint64_t probed, fire, silent, late, lateness, own;
+    cw__driver_summary(&probed, &fire, &silent, &late, &lateness, &own);
+    assert_int_equal(own, 0);
+    assert_true(cw__driver_own_settled(d, SHORT_NS, true, cw_now_ns()));
+    assert_true(cw__driver_own_settled(d, 1, true, cw_now_ns()));
+    assert_false(cw__driver_own_settled(d, SHORT_NS, false, cw_now_ns())); /* it would spin */
+    assert_false(cw__driver_own_settled(d, 0, true, cw_now_ns()));         /* length unknown */
+    /* The near class has made no trial yet: its first is handed out. */
+    assert_false(cw__driver_own_settled(d, NEAR_NS, true, cw_now_ns()));
+    assert_int_equal(trials_of_class(d, NEAR_NS, near_dearer_cost), CW__LONG_CALLBACK);
+    assert_int_equal(cw__driver_long_way(d, SHORT_NS, cw_now_ns()), CW__LONG_OWN);
+    assert_true(cw__driver_own_settled(d, SHORT_NS, true, cw_now_ns()));
+    assert_false(cw__driver_own_settled(d, NEAR_NS, true, cw_now_ns()));
 }
 
 /* One lateness measurement at a time per platform: a second claim fails
@@ -545,6 +596,7 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(long_waits_of_a_late_platform_keep_the_callback),
     cmocka_unit_test(long_wait_trials_meet_long_and_short_waits_alike),
     cmocka_unit_test(near_and_far_long_waits_decide_apart),
+    cmocka_unit_test(short_waits_decide_apart),
     cmocka_unit_test(one_dear_trial_does_not_decide),
     cmocka_unit_test(one_lateness_measurement_at_a_time),
     cmocka_unit_test(events_are_told_their_platform),

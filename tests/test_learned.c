@@ -58,7 +58,7 @@ static void a_line_seeds_what_the_process_has_not_learned(void **state) {
     char text[2048], key[1024];
     export_one(text, sizeof text, key, sizeof key);
     char want[128];
-    snprintf(want, sizeof want, "lateness=%llu own=- long=- far=-\n",
+    snprintf(want, sizeof want, "lateness=%llu own=- long=- far=- short=-\n",
              (unsigned long long)cw__driver_lateness_ns(d));
     assert_string_equal(strchr(text, '\0') - strlen(want), want);
     assert_true(cw__driver_own_wait_open(d));
@@ -83,14 +83,15 @@ static void a_line_seeds_what_the_process_has_not_learned(void **state) {
     /* The export now carries the seeded decisions; a second import finds
      * nothing left to seed. */
     export_one(text, sizeof text, key, sizeof key);
-    assert_non_null(strstr(text, " own=4/3 long=16/8/80000/8/160000 far=-\n"));
+    assert_non_null(strstr(text, " own=4/3 long=16/8/80000/8/160000 far=- short=-\n"));
     assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
     assert_int_equal(seeded, 0);
 }
 
 /* Each class's long-wait decision seeded stays its own: near waits
  * seeded for the callback keep it, far ones seeded for the driver's own
- * wait keep that, and the export writes both back. */
+ * wait keep that, and the export writes both back; a line with no short
+ * part leaves the short class to its trials. */
 static void seeded_long_wait_verdicts_keep_each_class(void **state) {
     (void)state;
     cw__driver *d = settled();
@@ -106,9 +107,32 @@ static void seeded_long_wait_verdicts_keep_each_class(void **state) {
                          CW__LONG_CALLBACK);
         assert_int_equal(cw__driver_long_way(d, CW__LONG_FAR_NS, cw_now_ns()), CW__LONG_OWN);
     }
+    assert_int_equal(cw__driver_long_way(d, CW__LONG_SHORT_MIN_NS, cw_now_ns()),
+                     CW__LONG_TRIAL_OWN);
     assert_true(cw__driver_own_wait_open(d));
     export_one(text, sizeof text, key, sizeof key);
-    assert_non_null(strstr(text, " long=16/8/240000/8/160000 far=8/4/40000/4/80000\n"));
+    assert_non_null(strstr(text, " long=16/8/240000/8/160000 far=8/4/40000/4/80000 short=-\n"));
+}
+
+/* The short class's decision (waits expected under CW__OWN_WAIT_MIN_NS
+ * that auto parks for at once) is seeded and written back as the others
+ * are, the near and far classes left to their trials. */
+static void seeded_short_wait_verdict_keeps_its_class(void **state) {
+    (void)state;
+    cw__driver *d = settled();
+    char text[2048], key[1024], line[2048];
+    export_one(text, sizeof text, key, sizeof key);
+    snprintf(line, sizeof line, "%slateness=- own=- long=- far=- short=16/8/160000/8/200000", key);
+    unsigned seeded = 0;
+    assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
+    assert_int_equal(seeded, 1);
+    for (int i = 0; i < 4; ++i)
+        assert_int_equal(cw__driver_long_way(d, CW__OWN_WAIT_MIN_NS - 1u, cw_now_ns()),
+                         CW__LONG_OWN);
+    assert_true(cw__driver_own_settled(d, CW__OWN_WAIT_MIN_NS - 1u, true, cw_now_ns()));
+    assert_int_equal(cw__driver_long_way(d, CW__OWN_WAIT_MIN_NS, cw_now_ns()), CW__LONG_TRIAL_OWN);
+    export_one(text, sizeof text, key, sizeof key);
+    assert_non_null(strstr(text, " far=- short=16/8/160000/8/200000\n"));
 }
 
 /* Lines of another cw, of another platform, or with values out of shape
@@ -120,20 +144,23 @@ static void lines_of_other_keys_and_malformed_ones_seed_nothing(void **state) {
     char text[2048], key[1024];
     export_one(text, sizeof text, key, sizeof key);
     const char *values_bad[] = {
-        "lateness=- own=5/6 long=-",             /* more asleep than trials */
-        "lateness=- own=4/3 long=-  ",           /* trailing text */
-        "lateness=- own=4/x long=-",             /* not a number */
-        "lateness=- own=4 long=-",               /* a count missing */
-        "own=4/3 lateness=- long=-",             /* out of order */
-        "lateness=- own=- long=-",               /* nothing known */
-        "lateness=- own=- long=1/2/3/4",         /* a field short */
-        "lateness=- own=- long=9999999/8/1/8/1", /* a count too large */
-        "lateness=- own=4/3 long=-\tmore",       /* a sixth field */
-        "lateness=- own=- long=- far=1/2/3/4",   /* a far field short */
-        "lateness=- own=- long=- far=",          /* a far part empty */
-        "lateness=- own=- far=- long=1/1/1/1/1", /* out of order */
-        "lateness=- own=4/3 long=- far=- x",     /* text after the far part */
-        "lateness=- own=2/1 long=-",             /* a vote not decided */
+        "lateness=- own=5/6 long=-",                 /* more asleep than trials */
+        "lateness=- own=4/3 long=-  ",               /* trailing text */
+        "lateness=- own=4/x long=-",                 /* not a number */
+        "lateness=- own=4 long=-",                   /* a count missing */
+        "own=4/3 lateness=- long=-",                 /* out of order */
+        "lateness=- own=- long=-",                   /* nothing known */
+        "lateness=- own=- long=1/2/3/4",             /* a field short */
+        "lateness=- own=- long=9999999/8/1/8/1",     /* a count too large */
+        "lateness=- own=4/3 long=-\tmore",           /* a sixth field */
+        "lateness=- own=- long=- far=1/2/3/4",       /* a far field short */
+        "lateness=- own=- long=- far=",              /* a far part empty */
+        "lateness=- own=- far=- long=1/1/1/1/1",     /* out of order */
+        "lateness=- own=4/3 long=- far=- x",         /* text after the far part */
+        "lateness=- own=- long=- short=1/1/1/1/1",   /* a short part without a far part */
+        "lateness=- own=- long=- far=- short=1/2/3", /* a short field short */
+        "lateness=- own=4/3 long=- far=- short=- x", /* text after the short part */
+        "lateness=- own=2/1 long=-",                 /* a vote not decided */
     };
     for (size_t i = 0; i < sizeof values_bad / sizeof values_bad[0]; ++i) {
         char line[2048];
@@ -197,6 +224,7 @@ static void arguments_and_short_buffers(void **state) {
 static const struct CMUnitTest learned_tests[] = {
     cmocka_unit_test(a_line_seeds_what_the_process_has_not_learned),
     cmocka_unit_test(seeded_long_wait_verdicts_keep_each_class),
+    cmocka_unit_test(seeded_short_wait_verdict_keeps_its_class),
     cmocka_unit_test(lines_of_other_keys_and_malformed_ones_seed_nothing),
     cmocka_unit_test(arguments_and_short_buffers),
 };

@@ -736,20 +736,22 @@ static cw__driver *driver_told_lateness(uint64_t lateness_ns) {
 }
 
 /*
- * Auto's long waits (expected to last 200 µs and more) on a timely platform
- * try the driver's own clWaitForEvents against the callback wait, then keep
- * whichever cost the waiting thread less (driver.h): every wait ends with
- * its command, the driver's own wait serves some of them, a failed command
- * is reported whichever serves it, and a timeout or a parker of the
- * caller's keeps a wait off the driver's own. Where callbacks are late
- * (the nvidia model) auto's long waits are the late ones instead
- * (late_callbacks_take_the_hybrid_path).
+ * Auto's waits that it parks for at once on a timely platform try the
+ * driver's own clWaitForEvents against the callback wait, then keep
+ * whichever cost the waiting thread less (driver.h), each class of wait
+ * length apart: every wait ends with its command, the driver's own wait
+ * serves some of them, a failed command is reported whichever serves it,
+ * and a timeout or a parker of the caller's keeps a wait off the driver's
+ * own. Where callbacks are late (the nvidia model) such waits are the late
+ * ones instead (late_callbacks_take_the_hybrid_path). Each wait is gated
+ * `gate_us` and planned with that as its queue's estimate; `spin_us` is
+ * auto's spin cap (a spin budget under the expected wait plans no spin).
  */
-static void long_auto_waits_try_the_drivers_own_wait(void **state) {
-    (void)state;
+static void auto_waits_try_the_drivers_own_wait(unsigned gate_us, unsigned spin_us) {
     if (model_callback_delay_us() >= CW__LATE_FLOOR_NS / 1000)
         skip();
-    enum { WAITS = 2 * CW__LONG_TRIALS + 4, GATE_US = 2000 };
+    enum { WAITS = 2 * CW__LONG_TRIALS + 4 };
+    const uint64_t expected_ns = (uint64_t)gate_us * 1000u;
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
     /* The trials start once the platform's lateness is known and under the
@@ -760,32 +762,49 @@ static void long_auto_waits_try_the_drivers_own_wait(void **state) {
     assert_false(cw__driver_late(d, 0));
     cw_stats_auto a0, a1;
     assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
-    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
+    cw_wait_options o = {.strategy = CW_STRATEGY_AUTO, .spin_us = spin_us};
     uint64_t total;
     for (int i = 0; i < WAITS; ++i) {
-        expect_on_queue((uint64_t)GATE_US * 1000u);
-        gated_wait_ns(&sx, o, GATE_US, CL_COMPLETE, CW_OK, &total);
+        expect_on_queue(expected_ns);
+        gated_wait_ns(&sx, o, gate_us, CL_COMPLETE, CW_OK, &total);
     }
-    expect_on_queue((uint64_t)GATE_US * 1000u);
-    gated_wait_ns(&sx, o, GATE_US, -5, CW_ERR_COMMAND_FAILED, &total);
+    expect_on_queue(expected_ns);
+    gated_wait_ns(&sx, o, gate_us, -5, CW_ERR_COMMAND_FAILED, &total);
     assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
-    printf("%d long auto waits: %llu by the driver's own wait; it serves this platform's: %s\n",
-           WAITS + 1, (unsigned long long)(a1.driver_waits - a0.driver_waits),
+    printf("%d auto waits of %u us: %llu by the driver's own wait; it serves this platform's "
+           "long waits: %s\n",
+           WAITS + 1, gate_us, (unsigned long long)(a1.driver_waits - a0.driver_waits),
            a1.platforms_driver_wait ? "yes" : "no");
     assert_true(a1.driver_waits > a0.driver_waits);
 
     static const cw_parker_ops ops = {counted_park, counted_unpark};
     struct counted c = {.parker = {&ops}};
     cw_futex_parker_init(&c.inner);
-    cw_wait_options timed = {.strategy = CW_STRATEGY_AUTO, .timeout_us = 10000000};
-    cw_wait_options parked = {.strategy = CW_STRATEGY_AUTO, .parker = &c.parker};
+    cw_wait_options timed = {
+        .strategy = CW_STRATEGY_AUTO, .timeout_us = 10000000, .spin_us = spin_us};
+    cw_wait_options parked = {
+        .strategy = CW_STRATEGY_AUTO, .parker = &c.parker, .spin_us = spin_us};
     for (int i = 0; i < 4; ++i) {
-        expect_on_queue((uint64_t)GATE_US * 1000u);
-        gated_wait_ns(&sx, i % 2 ? timed : parked, GATE_US, CL_COMPLETE, CW_OK, &total);
+        expect_on_queue(expected_ns);
+        gated_wait_ns(&sx, i % 2 ? timed : parked, gate_us, CL_COMPLETE, CW_OK, &total);
     }
     assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
     assert_int_equal(a0.driver_waits, a1.driver_waits);
     cwh_saxpy_free(&sx);
+}
+
+/* Long waits (expected to last 200 µs and more), which auto parks for at
+ * once wherever it runs. */
+static void long_auto_waits_try_the_drivers_own_wait(void **state) {
+    (void)state;
+    auto_waits_try_the_drivers_own_wait(2000, 0);
+}
+
+/* Short ones (100 µs) where auto plans no spin: as on a device whose
+ * workers take every CPU, here by a spin cap under the expected wait. */
+static void short_parked_auto_waits_try_the_drivers_own_wait(void **state) {
+    (void)state;
+    auto_waits_try_the_drivers_own_wait(100, 1);
 }
 
 /* Decide the platform's long waits of `expected_ns`'s class for the
@@ -1377,6 +1396,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(failure_reported_within_the_bound_of_a_long_expected_wait),
     cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),
     cmocka_unit_test(long_auto_waits_try_the_drivers_own_wait),
+    cmocka_unit_test(short_parked_auto_waits_try_the_drivers_own_wait),
     cmocka_unit_test(settled_own_waits_answer_as_every_wait_does),
     cmocka_unit_test(own_wait_trials_only_on_short_waits),
     cmocka_unit_test(settled_wait_on_a_done_command_keeps_the_estimate),

@@ -55,6 +55,13 @@ int main(void) {
     PRINT(CW__OWN_WAIT_TRIAL_MAX_NS);
     PRINT(CW__OWN_WAIT_THROUGH);
     PRINT(CW__OWN_WAIT_THROUGH_OF);
+    PRINT(CW__LONG_TRIALS);
+    PRINT(CW__LONG_TICKETS);
+    PRINT(CW__LONG_FAR_NS);
+    PRINT(CW__LONG_FAR_TRIALS);
+    PRINT(CW__LONG_FAR_TICKETS);
+    PRINT(CW__LONG_SHORT_MIN_NS);
+    PRINT(CW__LONG_OWN_EDGE);
 
     /* The first check of a default wait expected to be long, and of one
      * expected longer than the cap, as the plan computes them. */

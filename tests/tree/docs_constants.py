@@ -151,6 +151,24 @@ OTHER = [
     ("docs/design.md", "One lasting {n} to", "CW__OWN_WAIT_SPUN_MIN_NS"),
     ("docs/design.md", "taking at least 1/{n} of its wall time in thread CPU", "CW__OWN_WAIT_SPUN_SHARE"),
     ("docs/design.md", "of those lasting at least {n} slept if", "CW__OWN_WAIT_MIN_NS"),
+    ("docs/design.md", "until each counted {n} waits of at least {n}, or {n}  trials were handed out",
+     "CW__LONG_TRIALS CW__OWN_WAIT_MIN_NS CW__LONG_TICKETS"),
+    ("docs/design.md", "Waits expected  to last {n} or more decide apart, on their own trials ({n} waits"
+     " of at least {n} each way, {n} tickets)",
+     "CW__LONG_FAR_NS CW__LONG_FAR_TRIALS far_least_ns CW__LONG_FAR_TICKETS"),
+    ("docs/design.md", "Waits expected to last under {n} decide  apart too ({n} waits of at least {n}"
+     " each way, {n} tickets)",
+     "CW__OWN_WAIT_MIN_NS CW__LONG_TRIALS CW__LONG_SHORT_MIN_NS CW__LONG_TICKETS"),
+    ("docs/design.md", "(under  {n}) tells little of either way", "CW__LONG_SHORT_MIN_NS"),
+    ("docs/design.md", "is at most {n}/8 of the callback wait's", "CW__LONG_OWN_EDGE"),
+    ("docs/man/cw_wait.3", "at most {n}/8 of the CPU time a callback", "CW__LONG_OWN_EDGE"),
+    ("docs/man/cw_wait.3", "until each counted {n} waits of at least {n} ({n} trials at most)",
+     "CW__LONG_TRIALS CW__OWN_WAIT_MIN_NS CW__LONG_TICKETS"),
+    ("docs/man/cw_wait.3", "Waits expected to last {n} or more decide apart, on trials of their own ({n}"
+     " waits of at least {n} each way, {n} at most), and so do those expected to last under {n}"
+     " ({n} waits of at least {n} each way, {n} at most)",
+     "CW__LONG_FAR_NS CW__LONG_FAR_TRIALS far_least_ns CW__LONG_FAR_TICKETS CW__OWN_WAIT_MIN_NS"
+     " CW__LONG_TRIALS CW__LONG_SHORT_MIN_NS CW__LONG_TICKETS"),
     ("docs/design.md", "less {n} (a sleeping wait's fixed cost", "CW__OWN_WAIT_FIXED_NS"),
     ("docs/design.md", "is under 1/{n} of its wall time. One lasting", "CW__OWN_WAIT_CPU_SHARE"),
     ("docs/design.md", "it wakes 1/{n} of the expected wait before its end", "hybrid_early_share"),
@@ -211,6 +229,8 @@ DERIVED = {
     "late_first_delay_ns": lambda v: v["CW__MICRODELAY_SPIN_NS"] + 1000,
     "late_floor_reach_ns": lambda v: (v["CW__MICRODELAY_SPIN_NS"] + 1000) * 2 ** v["HYBRID_OVERSHOOT_SHIFT"],
     "stats_last_bucket_from_us": lambda v: 2 ** (v["CW_STATS_LATENCY_BUCKETS"] - 2),
+    # A far long-wait trial counts from half the far class's bound on.
+    "far_least_ns": lambda v: v["CW__LONG_FAR_NS"] // 2,
     # Julian years of 365.25 days, rounded down.
     "timeout_none_years": lambda v: v["timeout_none_from_us"] // (31557600 * 10**6),
 }
