@@ -4,7 +4,8 @@
  *   - How late event callbacks come: each launch (the latency kernel, then
  *     a busy kernel) is watched by a loop that reads its status, and has a
  *     CL_COMPLETE callback; the delay is the callback's time minus the
- *     time the loop began its last look that still saw it running.
+ *     time the loop began its last look that still saw it running (the
+ *     launch's time where none did).
  *   - What the driver's own clWaitForEvents and clFinish cost: the waiting
  *     thread's CPU time (getrusage RUSAGE_THREAD) against the wait's wall
  *     time, over busy kernels of about --busy-ms; and its runnable time (on
@@ -80,13 +81,18 @@ static cl_event launch(cl_uint iters) {
 static summary callback_delay(cl_uint iters, int n, double *out) {
     for (int i = 0; i < n; ++i) {
         arrival a = {0};
+        /* The command completes after this; where even the first look
+         * finds it complete (this thread was preempted between the flush
+         * and that look, as on a loaded machine), the delay is measured
+         * from here, not from that look, which came after the completion
+         * and would make the delay look shorter than it is. */
+        double seen = cwh_now_us();
         cl_event ev = launch(iters);
         cl_int err = clSetEventCallback(ev, CL_COMPLETE, on_complete, &a);
         if (err != CL_SUCCESS)
             die("clSetEventCallback", err);
         clFlush(h.queue);
         cl_int st = 1;
-        double seen = 0;
         /* From the time the last look that still found it running began:
          * the command completed after that, so a delay measured from there
          * is never shorter than the real one (and longer by up to a look,
@@ -94,7 +100,7 @@ static summary callback_delay(cl_uint iters, int n, double *out) {
         while (st > CL_COMPLETE) {
             double t = cwh_now_us();
             clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-            if (st > CL_COMPLETE || seen == 0)
+            if (st > CL_COMPLETE)
                 seen = t;
         }
         /* The callback may come before the loop saw the status: delay 0. */
