@@ -14,7 +14,7 @@
  * platforms share a line: a hint off, never a wrong wait. */
 #define KEY_MAX 512u
 #define DEVICES_MAX 16u
-/* The longest line: the key, a tab, the values (nineteen numbers of at
+/* The longest line: the key, a tab, the values (eighteen numbers of at
  * most 20 digits and their names), the line end. */
 #define LINE_MAX (KEY_MAX + 480u)
 
