@@ -261,21 +261,17 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
     atomic_fetch_add_explicit(&d->own_trials, 1, memory_order_relaxed);
 }
 
-/* The trials each way of class c counts, the tickets it hands out, and
- * the shortest wait that counts as a trial. */
-static uint32_t long_trials(unsigned c) {
-    return c == CW__LONG_FAR ? CW__LONG_FAR_TRIALS : CW__LONG_TRIALS;
-}
-
-static uint32_t long_tickets(unsigned c) {
-    return c == CW__LONG_FAR ? CW__LONG_FAR_TICKETS : CW__LONG_TICKETS;
-}
-
-static uint64_t long_least_ns(unsigned c) {
-    return c == CW__LONG_FAR     ? CW__LONG_FAR_NS / 2u
-           : c == CW__LONG_SHORT ? CW__LONG_SHORT_MIN_NS
-                                 : CW__OWN_WAIT_MIN_NS;
-}
+/* Per class (by CW__LONG_NEAR, _FAR, _SHORT): the trials each way counts,
+ * the tickets it hands out, and the shortest wait that counts as a trial
+ * (driver.h). */
+static const struct {
+    uint32_t trials, tickets;
+    uint64_t least_ns;
+} long_classes[CW__LONG_CLASSES] = {
+    [CW__LONG_NEAR] = {CW__LONG_TRIALS, CW__LONG_TICKETS, CW__OWN_WAIT_MIN_NS},
+    [CW__LONG_FAR] = {CW__LONG_FAR_TRIALS, CW__LONG_FAR_TICKETS, CW__LONG_FAR_NS / 2u},
+    [CW__LONG_SHORT] = {CW__LONG_TRIALS, CW__LONG_TICKETS, CW__LONG_SHORT_MIN_NS},
+};
 
 unsigned cw__driver_long_class(uint64_t expected_ns) {
     if (expected_ns >= CW__LONG_FAR_NS)
@@ -285,10 +281,12 @@ unsigned cw__driver_long_class(uint64_t expected_ns) {
 
 /* Decided: both ways have their trials counted, or the tickets ran out. */
 static bool long_decided(const cw__driver *d, unsigned c) {
-    return (atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed) >= long_trials(c) &&
+    return (atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed) >=
+                long_classes[c].trials &&
             atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed) >=
-                long_trials(c)) ||
-           atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed) >= long_tickets(c);
+                long_classes[c].trials) ||
+           atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed) >=
+               long_classes[c].tickets;
 }
 
 /*
@@ -366,12 +364,14 @@ cw__long_way cw__driver_long_way(cw__driver *d, uint64_t expected_ns, uint64_t n
     if (long_way_known(d, c, now_ns, &way))
         return way;
     uint64_t ticket = atomic_fetch_add_explicit(&d->lng[c].tickets, 1, memory_order_relaxed);
-    if (ticket >= long_tickets(c))
+    if (ticket >= long_classes[c].tickets)
         return long_own_won(d, c) ? CW__LONG_OWN : CW__LONG_CALLBACK;
     /* A way with its trials counted leaves the rest to the other. */
-    if (atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed) >= long_trials(c))
+    if (atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed) >=
+        long_classes[c].trials)
         return CW__LONG_TRIAL_CALLBACK;
-    if (atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed) >= long_trials(c))
+    if (atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed) >=
+        long_classes[c].trials)
         return CW__LONG_TRIAL_OWN;
     /*
      * The two ways interleave, so that drift on the machine (load, clock
@@ -391,12 +391,12 @@ cw__long_way cw__driver_long_way(cw__driver *d, uint64_t expected_ns, uint64_t n
 /* Racing trials may count a few more than their number, or be read
  * between a sum and its count: a decision off for a while, never a wrong
  * wait (either way of waiting is correct). A wait shorter than its class's
- * least (long_least_ns: a far wait that ended early, a short one that
+ * least (long_classes: a far wait that ended early, a short one that
  * found its command as good as done) is not one that class decides for. */
 void cw__driver_long_sample(cw__driver *d, uint64_t expected_ns, bool own, uint64_t cpu_ns,
                             uint64_t wall_ns) {
     unsigned c = cw__driver_long_class(expected_ns);
-    if (!d || wall_ns < long_least_ns(c))
+    if (!d || wall_ns < long_classes[c].least_ns)
         return;
     _Atomic uint64_t *max = &d->lng[c].way[own].max_ns;
     uint64_t seen = atomic_load_explicit(max, memory_order_relaxed);

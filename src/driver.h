@@ -172,10 +172,10 @@ void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns
  * (CW__LONG_TRIALS counted waits of at least CW__OWN_WAIT_MIN_NS per way,
  * CW__LONG_TICKETS tickets); far (of at least half CW__LONG_FAR_NS,
  * CW__LONG_FAR_TRIALS per way, CW__LONG_FAR_TICKETS tickets); and short,
- * expected under CW__OWN_WAIT_MIN_NS where auto plans no spin (the
- * device's workers take every CPU), so that it would park at once all the
- * same (CW__LONG_TRIALS of at least CW__LONG_SHORT_MIN_NS per way,
- * CW__LONG_TICKETS tickets). What the two ways cost changes with the
+ * expected under CW__OWN_WAIT_MIN_NS where auto plans no spin (no CPU
+ * is spare: the device's workers take every CPU, or the machine is
+ * loaded), so that it would park at once all the same (CW__LONG_TRIALS of at least
+ * CW__LONG_SHORT_MIN_NS per way, CW__LONG_TICKETS tickets). What the two ways cost changes with the
  * wait's length (on PoCL 3.1: about the same for 1 ms kernels, the driver's
  * own a tenth to a third less for 20 ms ones; a thread that slept for
  * milliseconds finds its caches cold, which weighs on the way that touches
