@@ -46,8 +46,7 @@ uint64_t cw_now_ns(void) {
 }
 
 uint64_t cw_deadline_after_ns(uint64_t relative_ns) {
-    uint64_t now = cw_now_ns();
-    return relative_ns >= CW_DEADLINE_NONE - now ? CW_DEADLINE_NONE : now + relative_ns;
+    return cw__after_ns(cw_now_ns(), relative_ns);
 }
 
 _Noreturn void cw__die(const char *what, int err) {

@@ -48,6 +48,12 @@ static inline void cw__pause(void) {
 #endif
 }
 
+/* `now` + `ns`, saturating at CW_DEADLINE_NONE ("no deadline"): a deadline
+ * that would not fit in 64 bits of nanoseconds is none. */
+static inline uint64_t cw__after_ns(uint64_t now, uint64_t ns) {
+    return ns >= CW_DEADLINE_NONE - now ? CW_DEADLINE_NONE : now + ns;
+}
+
 /* The object that holds `ptr` as its `member`: how a callback that is handed
  * an embedded part (a watcher) reaches the object around it. */
 #define cw__container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))

@@ -565,8 +565,11 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
         err = clEnqueueMarkerWithWaitList(q, 1, &gate_fail, &failing);
     if (err == CL_SUCCESS)
         err = clEnqueueMarkerWithWaitList(q2, 1, &gate_ok, &timely);
-    bool failing_cb = err == CL_SUCCESS &&
-                      clSetEventCallback(failing, CL_COMPLETE, probe_failed_fired, d) == CL_SUCCESS;
+    /* Only the callback (probe_failed_fired) sets `fire`: where it could
+     * not be registered, failed commands are taken to fire none, the safe
+     * answer (the checks stay on). */
+    if (err == CL_SUCCESS)
+        (void)clSetEventCallback(failing, CL_COMPLETE, probe_failed_fired, d);
     bool timely_cb = err == CL_SUCCESS &&
                      clSetEventCallback(timely, CL_COMPLETE, probe_timely_fired, d) == CL_SUCCESS;
     if (gate_fail)
@@ -608,7 +611,6 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
         sched_yield();
         now = cw_now_ns();
     }
-    (void)failing_cb;
     if (failing)
         clReleaseEvent(failing);
     if (timely)

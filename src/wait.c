@@ -158,11 +158,6 @@ static int wait_backoff_poll(cl_event event, cw__plan *p, cl_int *cl_status) {
     return rc;
 }
 
-/* `now` + `ns`, saturating at "no deadline". */
-static uint64_t after_ns(uint64_t now, uint64_t ns) {
-    return ns >= CW_DEADLINE_NONE - now ? CW_DEADLINE_NONE : now + ns;
-}
-
 /*
  * The spin phase of spin-park and auto: spin on the completion's flag (one
  * load per round; rounds of 1, 2, 4 ... 64 pauses, then 64 each) until it is
@@ -238,7 +233,7 @@ static void leave_seen_first(cl_event event, cw__plan *p, cw__completion *c, uin
         return;
     }
     if (cw__estimate_shares_cpus(p->queue_key)) {
-        uint64_t until = after_ns(now, CW__LATE_FLOOR_NS);
+        uint64_t until = cw__after_ns(now, CW__LATE_FLOOR_NS);
         if (until > p->deadline_ns)
             until = p->deadline_ns;
         cw__stat_add(CW__STAT_PARKS, 1);
@@ -293,7 +288,7 @@ static uint64_t peek_time(const cw__plan *p, uint64_t now) {
         return CW_DEADLINE_NONE;
     if (cw__driver_lateness_known(p->driver) && ++waits % PEEK_EVERY != 0)
         return CW_DEADLINE_NONE;
-    return after_ns(now, p->expected_ns / 2u);
+    return cw__after_ns(now, p->expected_ns / 2u);
 }
 
 /*
@@ -326,9 +321,9 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
      * about the start): a late callback is measured from the read that saw
      * the command done, uncertain by the time since this one. */
     uint64_t running = p->start_ns ? p->start_ns : now;
-    uint64_t check = after_ns(now, cw__plan_first_check_ns(&p->checks, p->expected_ns,
-                                                           cw__driver_failed_fire(p->driver)));
-    uint64_t spin_end = p->spin_ns ? after_ns(now, p->spin_ns) : 0;
+    uint64_t check = cw__after_ns(now, cw__plan_first_check_ns(&p->checks, p->expected_ns,
+                                                               cw__driver_failed_fire(p->driver)));
+    uint64_t spin_end = p->spin_ns ? cw__after_ns(now, p->spin_ns) : 0;
     bool peek = p->row->spin == CW__SPIN_AUTO && p->spin_ns;
     uint64_t peek_at = peek_time(p, now);
     for (;;) {
@@ -388,7 +383,7 @@ static int wait_callback(cl_event event, cw__plan *p, cl_int *cl_status) {
             running = now;
             if (now >= check) {
                 cw__plan_checks_grow(&p->checks, p->start_ns ? now - p->start_ns : 0);
-                check = after_ns(now, p->checks.interval_ns);
+                check = cw__after_ns(now, p->checks.interval_ns);
             }
         }
         if (now >= deadline) {
@@ -567,7 +562,7 @@ static int wait_late(cl_event event, cw__plan *p, cl_int *cl_status) {
     uint64_t poll_for = cw__driver_lateness_ns(p->driver) << LATE_POLL_SHIFT;
     if (poll_for < 2u * p->expected_ns)
         poll_for = 2u * p->expected_ns;
-    uint64_t stop = after_ns(start, poll_for);
+    uint64_t stop = cw__after_ns(start, poll_for);
     slack_guard slack = slack_lower();
     int rc = poll_until(event, p, &s, stop, true, cl_status);
     slack_restore(&slack);
