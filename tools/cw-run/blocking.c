@@ -19,16 +19,18 @@
  * with no pointer to unmap it (tests/preload/adversarial.c,
  * blocking-failed-gate and map-failed-gate).
  *
- * Only CL_TRUE is a blocking call here. Another non-zero flag (a program
+ * Only CL_TRUE is made a wait with cw. Another non-zero flag (a program
  * passing `flags & BIT`) is the implementation's to judge: rusticl rejects
  * it with CL_INVALID_VALUE, PoCL's clEnqueueSVMMemcpy treats it as
  * non-blocking and its other calls as blocking; the call goes to it
- * unchanged.
+ * unchanged, and the profile counts it as the blocking call the program
+ * asked for (with the driver's verdict), as it counts CL_TRUE.
  *
  * Each wrapper makes its real call once, with the blocking flag and the
  * event argument that begin() chose for one of three ways:
- *   FORWARD  not blocking, or not interposed: the call as the program made
- *            it, recorded for clFinish (track.h);
+ *   FORWARD  not CL_TRUE, or not interposed: the call as the program made
+ *            it, recorded for clFinish (track.h), and measured when its
+ *            flag asked for a blocking call;
  *   NATIVE   --strategy blocking: the program's blocking call, measured;
  *   CW       non-blocking, then the wait with cw, measured.
  */
@@ -51,6 +53,8 @@ typedef struct blocking_call {
     way way;
     cl_bool blocking;  /* the real call's blocking argument */
     cl_event *evp;     /* the real call's event argument */
+    bool measured;     /* counted in the profile: NATIVE, CW, and FORWARD
+                        * with a flag that is neither CL_FALSE nor CL_TRUE */
     cl_int err;        /* a map's errcode_ret */
     cl_event own;      /* CW: the wrapper's own event */
     cwp_span span;     /* NATIVE, CW */
@@ -64,10 +68,16 @@ static void begin(blocking_call *b, enum cwp_call k, cl_command_queue q, cl_bool
     b->blocking = blocking;
     b->err = CL_SUCCESS;
     b->own = NULL;
-    if (blocking != CL_TRUE || !cwp_cfg.active || cwp_inside_cw) {
+    bool interposed = cwp_cfg.active && !cwp_inside_cw;
+    b->measured = interposed && blocking != CL_FALSE;
+    if (blocking != CL_TRUE || !interposed) {
         b->way = FORWARD;
         cwp_track_begin(&b->track, q, event);
         b->evp = b->track.evp;
+        if (b->measured) {
+            b->span = cwp_span_begin(k);
+            cwp_span_subject(&b->span, q, NULL, 0);
+        }
         return;
     }
     if (cwp_native_blocking()) {
@@ -86,7 +96,10 @@ static void begin(blocking_call *b, enum cwp_call k, cl_command_queue q, cl_bool
 static cl_int end(blocking_call *b, cl_int err) {
     switch (b->way) {
     case FORWARD:
-        return cwp_track_end(&b->track, err);
+        err = cwp_track_end(&b->track, err);
+        if (!b->measured)
+            return err;
+        break;
     case CW:
         /* The wait's verdict is not the call's (see the top). */
         if (err == CL_SUCCESS) {

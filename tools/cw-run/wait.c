@@ -304,6 +304,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cwp_span s = cwp_span_begin(CWP_FINISH);
         cwp_span_subject(&s, queue, NULL, 0);
         cl_int r = cwp_real.finish(queue);
+        cwp_count_finish_path(CWP_FINISH_IDLE);
         cwp_span_end(CWP_FINISH, s, r);
         return r;
     }
@@ -313,9 +314,9 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cl_int r = cwp_real.finish(queue);
         uint64_t end = cwp_wall_ns();
         cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, true);
+        cwp_count_finish_path(CWP_FINISH_BY_DRIVER);
         cwp_span_end_at(CWP_FINISH, s, r, end);
         cwp_settle_release(last.event);
-        cwp_count_finish_path(CWP_FINISH_BY_DRIVER);
         return r;
     }
     cl_int last_status = CL_QUEUED;
@@ -342,9 +343,9 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cl_int r = cwp_real.finish(queue);
         uint64_t end = cwp_wall_ns();
         cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, waited != WAIT_FAILED);
+        cwp_count_finish_path(CWP_FINISH_ON_LAST);
         cwp_span_end_at(CWP_FINISH, s, r, end);
         cwp_settle_release(last.event);
-        cwp_count_finish_path(CWP_FINISH_ON_LAST);
         return r;
     }
     /*
@@ -369,6 +370,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     } else if (flushed != CL_SUCCESS || cwp_real.marker(queue, 0, NULL, &marker) != CL_SUCCESS) {
         /* A bad queue (or no room for a marker): the real call's verdict. */
         r = cwp_real.finish(queue);
+        cwp_count_finish_path(CWP_FINISH_BY_DRIVER);
     } else {
         /* The marker completes once every command enqueued before it did,
          * on in-order and out-of-order queues alike. Anything but success
