@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "cw.h"
+#include "gate.h"
 #include "hang.h"
 #include "lastcmd.h"
 #include "learned.h"
@@ -65,6 +66,10 @@ static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uin
         o.timeout_us = (int64_t)(cwp_cfg.hang_ns / 1000u);
     ++cwp_inside_cw;
     wait_end end;
+    /* With --hang-ms: when the wait began, for the line that says when a
+     * reported wait ended. */
+    uint64_t began = cwp_cfg.hang_ns ? cwp_wall_ns() : 0;
+    bool reported = false;
     for (;;) {
         cl_int st;
         int rc = n == 1 ? cw_wait(evs[0], &o, &st) : cw_wait_all(evs, n, &o, NULL);
@@ -77,6 +82,7 @@ static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uin
         /* Only the hang threshold sets a timeout: report once, then wait
          * on (natively for the blocking strategy), or abort. */
         cwp_hang_report(k, evs, n);
+        reported = true;
         if (cwp_cfg.native) {
             /* The rest of the wait is the driver's, on these events (for
              * clFinish the marker: its queue was flushed already). */
@@ -88,6 +94,13 @@ static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uin
         }
         o.timeout_us = 0;
     }
+    if (reported)
+        cwp_hang_ended(k, cwp_wall_ns() - began,
+                       end == WAIT_COMPLETE ? "complete"
+                       : end == WAIT_FAILED ? "a command failed"
+                                            : "the driver's own call decides");
+    if (cwp_cfg.hang_ns)
+        cwp_gate_sweep();
     if (n > 1 || cwp_cfg.hang_ns)
         drop_records(evs, n);
     --cwp_inside_cw;
