@@ -90,7 +90,8 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
     const cw__strategy_row *row = cw__strategy_row_of(o->strategy);
     p->row = row;
     p->flags = o->flags;
-    p->bare_block = row->method == CW__BLOCK && o->timeout_us == 0;
+    /* A poll looks once and never reaches the strategy's wait. */
+    p->bare_block = row->method == CW__BLOCK && o->timeout_us == 0 && !(o->flags & CW_WAIT_POLL);
     /* Only backoff-poll and the strategies that keep estimates time the wait. */
     p->start_ns = row->estimates || row->method == CW__BACKOFF ? cw_now_ns() : 0;
     p->deadline_ns = o->timeout_us > 0 && (uint64_t)o->timeout_us < CW_DEADLINE_NONE / 1000u

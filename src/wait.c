@@ -730,6 +730,14 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         return wait_blocking(event, cl_status);
 
     int rc;
+    /* A poll is the first look alone: no registration, no estimate fed
+     * (its length says nothing of the queue's waits). */
+    if (p->flags & CW_WAIT_POLL) {
+        rc = cw__table_look(event, !(p->flags & CW_WAIT_NO_FLUSH), cl_status);
+        if (rc != CW_OK || *cl_status <= CL_COMPLETE)
+            return rc != CW_OK ? rc : cw__status_verdict(*cl_status);
+        return CW_ERR_TIMEOUT;
+    }
     bool settled = wait_settled_own(event, p, cl_status, &rc);
     if (!settled) {
         /* One look up front: it rejects a bad handle before any

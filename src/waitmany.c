@@ -78,6 +78,16 @@ static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl
             goto out;
         }
     }
+    /* A poll ends with the first look: wait-any found nothing finished,
+     * wait-all may have. */
+    if (p->flags & CW_WAIT_POLL) {
+        for (size_t i = 0; i < n; ++i)
+            if (st[i] > CL_COMPLETE)
+                rc = CW_ERR_TIMEOUT;
+        if (!all)
+            rc = CW_ERR_TIMEOUT;
+        goto out;
+    }
     /* One completion per unfinished event, each subscribed to its event's
      * one callback (shared with every other wait on it). The first check
      * waits for the expected wait of the events whose failure may fire no

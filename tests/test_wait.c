@@ -150,6 +150,40 @@ static void completed_event_returns_at_once(void **state) {
     }
 }
 
+/* CW_WAIT_POLL looks once and returns, whatever the strategy and the
+ * timeout: an unset user event gives CW_ERR_TIMEOUT with its status, long
+ * before the 10 s timeout (a wait that did wait would take all of it), and
+ * nothing is registered or kept; a finished or failed one gives the wait's
+ * own answer. */
+static void poll_flag_returns_at_once(void **state) {
+    (void)state;
+    size_t records = cw__table_records();
+    FOR_EACH_STRATEGY(s) {
+        cl_event ev = user_event();
+        cw_wait_options o = {.strategy = s, .flags = CW_WAIT_POLL, .timeout_us = 10000000};
+        cl_int st = 0;
+        uint64_t t0 = cw_now_ns();
+        assert_int_equal(cw_wait(ev, &o, &st), CW_ERR_TIMEOUT);
+        assert_true(cw_now_ns() - t0 < 5000000000u);
+        assert_int_equal(st, CL_SUBMITTED);
+        assert_int_equal(wait_completions(), 0);
+        assert_int_equal(cw__table_records(), records);
+        o.timeout_us = 0; /* no timeout: a poll still returns */
+        assert_int_equal(cw_wait(ev, &o, &st), CW_ERR_TIMEOUT);
+        assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+        assert_int_equal(cw_wait(ev, &o, &st), CW_OK);
+        assert_int_equal(st, CL_COMPLETE);
+        clReleaseEvent(ev);
+
+        ev = user_event();
+        assert_int_equal(clSetUserEventStatus(ev, -7), CL_SUCCESS);
+        assert_int_equal(cw_wait(ev, &o, &st), CW_ERR_COMMAND_FAILED);
+        assert_int_equal(st, -7);
+        clReleaseEvent(ev);
+    }
+    assert_int_equal(cw__table_records(), records);
+}
+
 /* The waiter times out; the callback fires 10 ms after cw_wait returned, on a
  * slot that went back to the pool (run under AddressSanitizer in CI). A
  * second wait on the same event then succeeds. */
@@ -1386,6 +1420,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(dependent_of_failed_event_returns_error),
     cmocka_unit_test(completed_event_returns_at_once),
     cmocka_unit_test(timeout_then_callback_fires_later),
+    cmocka_unit_test(poll_flag_returns_at_once),
     cmocka_unit_test(wait_flushes_unflushed_work),
     cmocka_unit_test(bad_options_are_rejected),
     cmocka_unit_test(rejected_event_handle_returns_invalid_event),

@@ -172,6 +172,35 @@ static void wait_any_reports_first_and_failures(void **state) {
     assert_int_equal(wait_completions(), 0);
 }
 
+/* CW_WAIT_POLL looks at each event once: wait-all and wait-any time out
+ * at once while one (every one for wait-any) is unfinished, with no
+ * registration, and answer as a wait would once they have finished. */
+static void poll_flag_looks_once(void **state) {
+    (void)state;
+    cl_event ev[2] = {user_event(), user_event()};
+    cw_wait_options o = {.flags = CW_WAIT_POLL};
+    cl_int st[2] = {0, 0};
+    size_t index = 9;
+    assert_int_equal(cw_wait_all(ev, 2, &o, st), CW_ERR_TIMEOUT);
+    assert_int_equal(st[0], CL_SUBMITTED);
+    assert_int_equal(st[1], CL_SUBMITTED);
+    assert_int_equal(cw_wait_any(ev, 2, &o, &index, &st[0]), CW_ERR_TIMEOUT);
+    assert_int_equal(index, 2);
+    assert_int_equal(wait_completions(), 0);
+    assert_int_equal(clSetUserEventStatus(ev[1], CL_COMPLETE), CL_SUCCESS);
+    assert_int_equal(cw_wait_all(ev, 2, &o, st), CW_ERR_TIMEOUT);
+    assert_int_equal(st[1], CL_COMPLETE);
+    assert_int_equal(cw_wait_any(ev, 2, &o, &index, &st[0]), CW_OK);
+    assert_int_equal(index, 1);
+    assert_int_equal(clSetUserEventStatus(ev[0], -3), CL_SUCCESS);
+    assert_int_equal(cw_wait_all(ev, 2, &o, st), CW_ERR_COMMAND_FAILED);
+    assert_int_equal(st[0], -3);
+    assert_int_equal(st[1], CL_COMPLETE);
+    assert_int_equal(wait_completions(), 0);
+    clReleaseEvent(ev[0]);
+    clReleaseEvent(ev[1]);
+}
+
 static void wait_any_times_out(void **state) {
     (void)state;
     cl_event ev[2] = {user_event(), user_event()};
@@ -342,6 +371,7 @@ static const struct CMUnitTest waitmany_tests[] = {
     cmocka_unit_test(wait_any_returns_finished_event),
     cmocka_unit_test(wait_any_reports_first_and_failures),
     cmocka_unit_test(wait_any_times_out),
+    cmocka_unit_test(poll_flag_looks_once),
     cmocka_unit_test(wait_any_drains_many_events),
     cmocka_unit_test(bad_input_is_rejected),
 };

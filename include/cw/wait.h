@@ -85,7 +85,18 @@ enum {
      * register no callback (blocking without a timeout, poll, backoff-poll).
      */
     CW_WAIT_OWN_CALLBACK = 1u << 1,
-    CW_WAIT_FLAGS_ALL_ = CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK
+    /*
+     * Do not wait: look at the event (or each event of cw_wait_all and
+     * cw_wait_any) once, flushing its queue as a wait would (unless
+     * CW_WAIT_NO_FLUSH), and return at once: 0 when it has completed,
+     * CW_ERR_COMMAND_FAILED when it failed, else CW_ERR_TIMEOUT with the
+     * status read. Nothing is registered on the event and nothing is kept
+     * of it. Every strategy honours it; timeout_us, spin_us and the check
+     * interval are then unused. This is the "just check" that timeout_us
+     * cannot express, since there 0 means no timeout.
+     */
+    CW_WAIT_POLL = 1u << 2,
+    CW_WAIT_FLAGS_ALL_ = CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL
 };
 
 /*
@@ -117,7 +128,8 @@ enum {
 typedef struct cw_wait_options {
     cw_strategy strategy;
     unsigned flags;
-    /* Relative timeout in microseconds; 0 waits without one; negative is invalid.
+    /* Relative timeout in microseconds; 0 waits without one (it does not
+     * mean "just check": that is CW_WAIT_POLL); negative is invalid.
      * Every strategy honours it (CW_STRATEGY_BLOCKING by waiting as
      * CW_STRATEGY_PTHREAD, since clWaitForEvents cannot time out). */
     int64_t timeout_us;
