@@ -37,7 +37,7 @@ typedef struct config {
 } config;
 
 /* The program's own calls, timed by the preload: its waits' CPU is then
- * measured as the strategies' are (docs/cw-run.md says why). */
+ * measured as the strategies' are (docs/cw-run-internals.md says why). */
 static const char native_strategy[] = "blocking";
 
 static int parse_list(const char *list, config *cfg, unsigned *n) {

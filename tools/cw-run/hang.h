@@ -2,7 +2,7 @@
 /*
  * The --hang-ms report: a wait that has lasted longer than the threshold is
  * described on stderr, once, with what each unfinished event can tell
- * (docs/cw-run.md, "Hang diagnosis", shows one).
+ * (docs/cw-run.md, "Hang reports", shows one).
  */
 #ifndef CWP_HANG_H
 #define CWP_HANG_H

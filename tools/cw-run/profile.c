@@ -82,13 +82,12 @@ uint64_t cwp_wall_ns(void) {
 
 /*
  * Reading the thread's CPU clock is a system call, not a vDSO read, and can
- * cost as much as a whole cooperative wait (docs/cw-run.md, "The profile",
- * has the figures). Measuring every wait would put that cost on every wait
- * and into the figures it reports. So the CPU time is measured on every call
- * of a kind for its first CPU_SAMPLE_ALL calls, then on one call in
- * CPU_SAMPLE_EVERY, and the clock's own cost (the least CPU time between
- * two consecutive reads, found at start-up) is subtracted from each sample.
- * The wall clock is a vDSO read and times every call.
+ * cost as much as a whole cooperative wait (docs/cw-run-internals.md, "The profile: how it
+ * measures", has the figures). Measuring every wait would put that cost on every wait and into the
+ * figures it reports. So the CPU time is measured on every call of a kind for its first
+ * CPU_SAMPLE_ALL calls, then on one call in CPU_SAMPLE_EVERY, and the clock's own cost (the least
+ * CPU time between two consecutive reads, found at start-up) is subtracted from each sample. The
+ * wall clock is a vDSO read and times every call.
  */
 #define CPU_SAMPLE_ALL 64u
 #define CPU_SAMPLE_EVERY 16u

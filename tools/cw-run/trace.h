@@ -3,7 +3,7 @@
  * --trace: each interposed call as a span of its thread (call, command
  * type, queue, strategy, how it ended), and, where the queue has profiling
  * enabled, the device spans of the commands waited on; written at exit as
- * Chrome trace-event JSON (Perfetto, chrome://tracing; docs/cw-run.md,
+ * Chrome trace-event JSON (Perfetto, chrome://tracing; docs/cw-run-internals.md,
  * "The timeline"). Recording is a store into the thread's own buffer; the
  * file is written at exit only.
  */

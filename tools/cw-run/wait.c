@@ -234,7 +234,7 @@ CWP_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status) 
  * (lastcmd.h), and otherwise on a marker. The last command costs no extra
  * command: a marker is one more command for the driver to create, schedule,
  * run and retire, which costs the waiting thread time and delays the next
- * launch (docs/cw-run.md, "clFinish: the last command, or a marker"). With
+ * launch (docs/cw-run-internals.md, "clFinish: the last command, or a marker"). With
  * the last command, the real clFinish still has the final word: it returns
  * at once when that command was the queue's last, and otherwise finishes,
  * natively, what the preload did not see (a command enqueued through an
@@ -245,7 +245,7 @@ CWP_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status) 
  * platforms cw supports (docs/design.md), so cw's wait reads the status
  * after its check interval and then every twice that. Each such wake-up
  * costs the waiting thread far more CPU on a loaded machine than the status
- * read itself (docs/cw-run.md, "Status checks"). So clFinish checks after
+ * read itself (docs/cw-run-internals.md, "Status checks"). So clFinish checks after
  * twice the rest of the queue's work it expects (lastcmd.h: the commands
  * enqueued since the queue's last clFinish, at the time a command has
  * recently taken), between cw's default and CW_CHECK_INTERVAL_US_MAX: a
