@@ -4,9 +4,9 @@
 #         [-DCW_MAN_DATE=YYYY-MM-DD] -P cmake/cw_man_pages.cmake
 # writes DIR/man1/*.1 and DIR/man3/*.3, a manual tree:
 #  - each page's .TH gets the date and "cw VERSION" of this build, whatever
-#    the source's .TH says (the sources carry @CW_MAN_DATE@ and
-#    @CW_VERSION@, which docs/man/check.sh insists on, so that nobody types
-#    a version by hand);
+#    the source's .TH says (the sources carry the date "" and the source
+#    "cw", which docs/man/check.sh insists on, so that nobody types a
+#    version by hand and man -l on a source page shows no placeholder);
 #  - every other name in a page's NAME section becomes a symbolic link to
 #    the page in the same directory (how Debian installs aliases), so that
 #    `man cw_now_ns` opens cw_wait(3) from any manual tree. NAME is the one

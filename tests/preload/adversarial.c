@@ -22,6 +22,8 @@
  *                      come back to the program's one
  *   adversarial wait-bad-input     clWaitForEvents calls the real call
  *                      judges (prints how many were made)
+ *   adversarial wait-failed        clWaitForEvents on failed and on
+ *                      complete events: each call counted once
  *   adversarial finish-idle [N]    clFinish N times on an idle queue
  *   adversarial failing-finishes [ROUNDS]  clFinish on a queue whose
  *                      command another thread fails during the call, ROUNDS
@@ -397,6 +399,16 @@ static void blocking_flag(void) {
         clFinish(q);
         snprintf(buf, sizeof buf, "flag %u", flag);
         line("write_buffer.flag", rc, buf);
+        memset(host, 0, sizeof host);
+        const size_t origin[3] = {0, 0, 0}, region[3] = {sizeof host, 1, 1};
+        rc = clEnqueueReadBufferRect(q, m, flag, origin, origin, region, 0, 0, 0, 0, host, 0, NULL,
+                                     NULL);
+        clFinish(q);
+        snprintf(buf, sizeof buf, "flag %u, %s", flag,
+                 rc != CL_SUCCESS       ? "no data"
+                 : host[N - 1] == N - 1 ? "data ok"
+                                        : "data WRONG");
+        line("read_buffer_rect.flag", rc, buf);
         cl_int err = 1;
         void *p = clEnqueueMapBuffer(q, m, flag, CL_MAP_READ, 0, sizeof host, 0, NULL, NULL, &err);
         cl_int u = p ? clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL) : CL_SUCCESS;
@@ -586,6 +598,35 @@ static void wait_bad_input(void) {
     line("wait.calls", CL_SUCCESS, buf);
 }
 
+/* --- wait-failed ------------------------------------------------------ */
+
+/* Five clWaitForEvents calls, three of them on a command that failed (a
+ * kernel behind a user event set to a negative status) and two on complete
+ * events: the profile must count five calls, three failed. */
+static void wait_failed(void) {
+    cl_command_queue q = new_queue();
+    cl_mem m = new_buffer();
+    cl_event gate = user_event(), k;
+    CHECK(enqueue_add(q, m, 1, &gate, &k));
+    clFlush(q);
+    later l;
+    later_start(&l, gate, -1, 50);
+    line("wait_failed.gated", clWaitForEvents(1, &k) == CL_SUCCESS ? 1 : CL_SUCCESS, NULL);
+    pthread_join(l.thread, NULL);
+    line("wait_failed.again", clWaitForEvents(1, &k) == CL_SUCCESS ? 1 : CL_SUCCESS, NULL);
+    cl_event both[2] = {gate, k};
+    line("wait_failed.both", clWaitForEvents(2, both) == CL_SUCCESS ? 1 : CL_SUCCESS, NULL);
+    cl_event ok = user_event();
+    CHECK(clSetUserEventStatus(ok, CL_COMPLETE));
+    line("wait_failed.complete", clWaitForEvents(1, &ok), NULL);
+    line("wait_failed.complete_again", clWaitForEvents(1, &ok), NULL);
+    clReleaseEvent(ok);
+    clReleaseEvent(k);
+    clReleaseEvent(gate);
+    clReleaseMemObject(m);
+    clReleaseCommandQueue(q);
+}
+
 /* --- finish-idle ------------------------------------------------------ */
 
 typedef struct enqueuer {
@@ -725,7 +766,7 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "--help") || !strcmp(mode, "-h") || !*mode) {
         printf("usage: adversarial user-release [ROUNDS] | map-failed-gate | "
                "blocking-failed-gate | blocking-flag | event-refs | dlsym-release | "
-               "wait-bad-input | finish-idle [N] | failing-finishes [ROUNDS]\n");
+               "wait-bad-input | wait-failed | finish-idle [N] | failing-finishes [ROUNDS]\n");
         return *mode ? 0 : 2;
     }
     setup();
@@ -744,6 +785,8 @@ int main(int argc, char **argv) {
         dlsym_release();
     else if (!strcmp(mode, "wait-bad-input"))
         wait_bad_input();
+    else if (!strcmp(mode, "wait-failed"))
+        wait_failed();
     else if (!strcmp(mode, "finish-idle"))
         finish_idle(argc > 2 ? atoi(argv[2]) : 1000);
     else if (!strcmp(mode, "failing-finishes"))

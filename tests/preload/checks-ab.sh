@@ -9,7 +9,7 @@
 # the parks and checks in the clFinish waits, how many waits lasted over
 # 1 s, and the checks in the others; then the parked and the unparked
 # waits apart, each with its mean CPU and its places in the run. Not a
-# test: a measurement (see docs/cw-run.md, "Performance").
+# test: a measurement (see docs/cw-run-internals.md, "Performance").
 # Usage: checks-ab.sh BEFORE_CW_RUN[:STRATEGY] AFTER_CW_RUN[:STRATEGY] [ROUNDS] [LABEL_BEFORE LABEL_AFTER]
 set -eu
 [ $# -ge 2 ] || { sed -n 's/^# Usage: //p' "$0"; exit 2; }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * clWaitForEvents on an event that is already complete, N times: the case
- * most waits under pyopencl's tests are (docs/cw-run.md, "The fast path").
+ * most waits under pyopencl's tests are (docs/cw-run-internals.md, "Already complete").
  * Prints the calling thread's CPU time per call, so that a run natively and
  * one under cw-run compare the interposed call's cost alone; with N = 0 it
  * is the set-up only (tests/preload/fastpath.sh subtracts it from

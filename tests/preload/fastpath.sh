@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The cost of clWaitForEvents on an already complete event, natively and
-# under cw-run (docs/cw-run.md, "The fast path"): the waiting thread's CPU
+# under cw-run (docs/cw-run-internals.md, "Already complete"): the waiting thread's CPU
 # per call (complete_waits' own measure, ROUNDS rounds, the ways in an order
 # that rotates from round to round; medians and their ratio to native), and
 # with --callgrind the instructions per call that valgrind counts (the same

@@ -2,7 +2,7 @@
 /*
  * finish_cost: what the ways cw-run can wait in clFinish cost, measured in
  * one process, interleaved round by round so that a shared machine's drift
- * falls on all of them alike (docs/cw-run.md, "clFinish: the last command,
+ * falls on all of them alike (docs/cw-run-internals.md, "clFinish: the last command,
  * or a marker").
  *
  * Each launch enqueues the one-work-item latency kernel with an event and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# What auto learned, kept across runs (cw-run --learned, docs/cw-run.md):
+# What auto learned, kept across runs (cw-run --learned, docs/cw-run-internals.md):
 # PROGRAM (long_finishes: long clFinish waits only) under cw-run with files
 # this script writes. The first run writes a line for the platform; a line
 # saying the driver's own wait serves long waits makes the next run's

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# How cw-run reaches a program (docs/cw-run.md, "How cw-run reaches the
+# How cw-run reaches a program (docs/cw-run-internals.md, "How cw-run reaches the
 # program"): the OpenCL layer by default, the user's layers kept; the
 # preload where the loader has no layer support (a stand-in libOpenCL.so.1
 # first on LD_LIBRARY_PATH) or when CW_RUN_MECHANISM=preload asks; a bad

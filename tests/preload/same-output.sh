@@ -18,8 +18,10 @@
 #                   strategy but blocking (e.g. finish_on_last_command)
 #   --expect-json REGEX  the profile must match this extended regex in
 #                   every run (e.g. '"finish_on_marker": [01],')
+# Under every strategy but blocking, the profile's clFinish paths must sum
+# to its clFinish calls.
 set -euo pipefail
-usage() { sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in -h | --help) usage; exit 0 ;; esac
 cw_run=$1
@@ -58,6 +60,12 @@ filter() {
     # Numbers become N, and runs of blanks one blank (figures are padded).
     if [ "$mask" = 1 ]; then sed -E 's/[0-9]+([.][0-9]+)?/N/g; s/[[:blank:]]+/ /g'; else cat; fi |
         if [ -n "$extra" ]; then sed -E "$extra"; else cat; fi
+}
+
+# The number after KEY (an extended regex ending before the colon) in a
+# profile; nothing when absent.
+json_field() {
+    sed -nE "s/.*$1: ([0-9]+).*/\\1/p" "$2" | head -n 1
 }
 
 set +e
@@ -101,7 +109,17 @@ for run in "${runs[@]}"; do
                 break
             fi
         done
-        if [ "$s" != blocking ]; then
+        if [ "$s" != blocking ] && [ "$verdict" = ok ] && [ -f "$work/$run.json" ]; then
+            finishes=$(json_field '"clFinish": \{"count"' "$work/$run.json")
+            paths=0
+            for key in finish_on_last_command finish_on_marker finish_by_driver finish_idle; do
+                n=$(json_field "\"$key\"" "$work/$run.json")
+                paths=$((paths + ${n:-0}))
+            done
+            [ "${finishes:-0}" = "$paths" ] ||
+                verdict="clFinish counted ${finishes:-0} times, its paths $paths"
+        fi
+        if [ "$s" != blocking ] && [ "$verdict" = ok ]; then
             for key in "${expect_cw[@]}"; do
                 if ! grep -Eq "\"$key\": [1-9]" "$work/$run.json" 2>/dev/null; then
                     verdict="$key not positive in the profile"

@@ -6,7 +6,9 @@
 #               script and build file
 #   duplicates  no run of six or more lines repeated in src/ (dupes.py)
 #   layers      no include runs up the layers of docs/design.md (layers.py)
-# Usage: tests/tree/check.sh format|spdx|duplicates|layers [PYTHON]
+#   docs        the user-facing docs say what the code does, and their links
+#               resolve (docs_user.py)
+# Usage: tests/tree/check.sh format|spdx|duplicates|layers|docs [PYTHON]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -45,8 +47,12 @@ layers)
     py=${2:-python3}
     "$py" tests/tree/layers.py .
     ;;
+docs)
+    py=${2:-python3}
+    "$py" tests/tree/docs_user.py .
+    ;;
 *)
-    echo "usage: $0 format|spdx|duplicates|layers [PYTHON]" >&2
+    echo "usage: $0 format|spdx|duplicates|layers|docs [PYTHON]" >&2
     exit 2
     ;;
 esac

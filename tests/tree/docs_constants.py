@@ -63,8 +63,7 @@ MAN = [
     ("docs/man/cw_wait.3", "the time waited so far (at least {n}) nor than", "BACKOFF_FLOOR_NS"),
     ("docs/man/cw_wait.3", "Delays up to {n} are spun, longer ones slept.", "CW__MICRODELAY_SPIN_NS"),
     ("docs/man/cw_wait.3", "the thread's timer slack is lowered to {n}", "BACKOFF_TIMERSLACK_NS"),
-    ("docs/man/cw_wait.3", "is at most .I spin_us ({n} by default);", "CW_AUTO_SPIN_US_CAP"),
-    ("docs/man/cw_wait.3", "this view is refreshed at most every {n} per thread.", "AUTO_SAMPLE_NS"),
+    ("docs/man/cw_wait.3", "last at most .I spin_us ({n} by default), with a CPU", "CW_AUTO_SPIN_US_CAP"),
     ("docs/man/cw_wait.3", ".I check_interval_us ({n} by default), then every .B CW_CHECK_INTERVAL_GROWTH"
      " ({n}) times that ({n} by default)",
      "check_first_ns CW_CHECK_INTERVAL_GROWTH check_then_ns"),
@@ -78,8 +77,6 @@ MAN = [
     ("docs/man/cw_wait.3", "longer, but no later than {n}, so that", "CW__CHECK_EXPECTED_MAX_NS"),
     ("docs/man/cw_wait.3", "when they come at least {n} and at least E/{n} after the command",
      "CW__LATE_FLOOR_NS late_share"),
-    ("docs/man/cw_wait.3", "through the longer of {n} times the callbacks'", "late_poll_factor"),
-    ("docs/man/cw_wait.3", "one such wait in {n} per thread", "LATE_SAMPLE_EVERY"),
     ("docs/man/cw_wait.3", "up to {n} of spinning on a status", "CW__PROBE_SPIN_NS"),
     ("docs/man/cw_stats_get.3", "come late, {n} or more after their command", "CW__LATE_FLOOR_NS"),
     ("docs/man/cw_stats_get.3", "expected to last less than {n} times that", "late_share"),
@@ -161,14 +158,6 @@ OTHER = [
      "CW__OWN_WAIT_MIN_NS CW__LONG_TRIALS CW__LONG_SHORT_MIN_NS CW__LONG_TICKETS"),
     ("docs/design.md", "(under  {n}) tells little of either way", "CW__LONG_SHORT_MIN_NS"),
     ("docs/design.md", "is at most {n}/8 of the callback wait's", "CW__LONG_OWN_EDGE"),
-    ("docs/man/cw_wait.3", "at most {n}/8 of the CPU time a callback", "CW__LONG_OWN_EDGE"),
-    ("docs/man/cw_wait.3", "until each counted {n} waits of at least {n} ({n} trials at most)",
-     "CW__LONG_TRIALS CW__OWN_WAIT_MIN_NS CW__LONG_TICKETS"),
-    ("docs/man/cw_wait.3", "Waits expected to last {n} or more decide apart, on trials of their own ({n}"
-     " waits of at least {n} each way, {n} at most), and so do those expected to last under {n}"
-     " ({n} waits of at least {n} each way, {n} at most)",
-     "CW__LONG_FAR_NS CW__LONG_FAR_TRIALS far_least_ns CW__LONG_FAR_TICKETS CW__OWN_WAIT_MIN_NS"
-     " CW__LONG_TRIALS CW__LONG_SHORT_MIN_NS CW__LONG_TICKETS"),
     ("docs/design.md", "less {n} (a sleeping wait's fixed cost", "CW__OWN_WAIT_FIXED_NS"),
     ("docs/design.md", "is under 1/{n} of its wall time. One lasting", "CW__OWN_WAIT_CPU_SHARE"),
     ("docs/design.md", "it wakes 1/{n} of the expected wait before its end", "hybrid_early_share"),
@@ -176,19 +165,17 @@ OTHER = [
     ("docs/design.md", "and one in {n} per thread,", "LATE_SAMPLE_EVERY"),
     ("docs/design.md", "no shorter than the shortest that is slept ({n}: a command", "late_first_delay_ns"),
     ("docs/design.md", "keeps the delays of a wait's first {n} under it", "late_floor_reach_ns"),
-    ("docs/man/cw_wait.3", "but never under {n}, the shortest that is slept", "late_first_delay_ns"),
     ("docs/design.md", "overshoot by 1/{n} of the", "hybrid_overshoot_share"),
     ("docs/design.md", "toward the expected end may last 1/{n} of the expected wait",
      "hybrid_least_share"),
     ("docs/design.md", "answered up to 1/{n} of the expected wait late", "hybrid_least_share"),
-    ("docs/man/cw_wait.3", "first sleep toward that end up to 1/{n} of the expected", "hybrid_least_share"),
     ("docs/design.md", "its delays past that end capped at 1/{n} of the time waited", "hybrid_overshoot_share"),
-    ("docs/cw-run.md", "after its check interval ({n} by default) and then every {n} that",
+    ("docs/cw-run-internals.md", "after its check interval ({n} by default) and then every {n} that",
      "check_first_ns CW_CHECK_INTERVAL_GROWTH"),
-    ("docs/cw-run.md", "`auto` spins for (1–{n})", "CW_SPIN_US_MAX"),
-    ("docs/cw-run.md", "between {n} and {n}: a wait as long",
+    ("docs/cw-run.md", "`auto` spins for (1 to {n})", "CW_SPIN_US_MAX"),
+    ("docs/cw-run-internals.md", "between {n} and {n}: a wait as long",
      "CW_CHECK_INTERVAL_US_DEFAULT CW_CHECK_INTERVAL_US_MAX"),
-    ("docs/cw-run.md", "(after {n}, then every {n};", "check_first_ns check_then_ns"),
+    ("docs/cw-run-internals.md", "(after {n}, then every {n};", "check_first_ns check_then_ns"),
 ]
 
 # Values that live in one source file: key -> (file, #define names multiplied).

@@ -19,16 +19,18 @@
  * with no pointer to unmap it (tests/preload/adversarial.c,
  * blocking-failed-gate and map-failed-gate).
  *
- * Only CL_TRUE is a blocking call here. Another non-zero flag (a program
+ * Only CL_TRUE is made a wait with cw. Another non-zero flag (a program
  * passing `flags & BIT`) is the implementation's to judge: rusticl rejects
  * it with CL_INVALID_VALUE, PoCL's clEnqueueSVMMemcpy treats it as
  * non-blocking and its other calls as blocking; the call goes to it
- * unchanged.
+ * unchanged, and the profile counts it as the blocking call the program
+ * asked for (with the driver's verdict), as it counts CL_TRUE.
  *
  * Each wrapper makes its real call once, with the blocking flag and the
  * event argument that begin() chose for one of three ways:
- *   FORWARD  not blocking, or not interposed: the call as the program made
- *            it, recorded for clFinish (track.h);
+ *   FORWARD  not CL_TRUE, or not interposed: the call as the program made
+ *            it, recorded for clFinish (track.h), and measured when its
+ *            flag asked for a blocking call;
  *   NATIVE   --strategy blocking: the program's blocking call, measured;
  *   CW       non-blocking, then the wait with cw, measured.
  */
@@ -36,6 +38,7 @@
 
 #include <stdbool.h>
 
+#include "gate.h"
 #include "preload.h"
 #include "profile.h"
 #include "settle.h"
@@ -49,25 +52,35 @@ typedef enum way { FORWARD, NATIVE, CW } way;
 typedef struct blocking_call {
     enum cwp_call k;
     way way;
-    cl_bool blocking;  /* the real call's blocking argument */
-    cl_event *evp;     /* the real call's event argument */
-    cl_int err;        /* a map's errcode_ret */
-    cl_event own;      /* CW: the wrapper's own event */
+    cl_bool blocking; /* the real call's blocking argument */
+    cl_event *evp;    /* the real call's event argument */
+    bool measured;    /* counted in the profile: NATIVE, CW, and FORWARD
+                       * with a flag that is neither CL_FALSE nor CL_TRUE */
+    cl_int err;       /* a map's errcode_ret */
+    cl_event own;     /* CW: the wrapper's own event */
+    cl_uint nw;       /* CW: the wait list, for gate.h */
+    const cl_event *wl;
     cwp_span span;     /* NATIVE, CW */
     cwp_tracked track; /* FORWARD */
 } blocking_call;
 
 static void begin(blocking_call *b, enum cwp_call k, cl_command_queue q, cl_bool blocking,
-                  cl_event *event) {
+                  cl_uint nw, const cl_event *wl, cl_event *event) {
     cwp_start();
     b->k = k;
     b->blocking = blocking;
     b->err = CL_SUCCESS;
     b->own = NULL;
-    if (blocking != CL_TRUE || !cwp_cfg.active || cwp_inside_cw) {
+    bool interposed = cwp_cfg.active && !cwp_inside_cw;
+    b->measured = interposed && blocking != CL_FALSE;
+    if (blocking != CL_TRUE || !interposed) {
         b->way = FORWARD;
-        cwp_track_begin(&b->track, q, event);
+        cwp_track_begin(&b->track, q, nw, wl, event);
         b->evp = b->track.evp;
+        if (b->measured) {
+            b->span = cwp_span_begin(k);
+            cwp_span_subject(&b->span, q, NULL, 0);
+        }
         return;
     }
     if (cwp_native_blocking()) {
@@ -78,6 +91,8 @@ static void begin(blocking_call *b, enum cwp_call k, cl_command_queue q, cl_bool
         b->blocking = CL_FALSE;
         b->evp = event ? event : &b->own;
     }
+    b->nw = nw;
+    b->wl = wl;
     b->span = cwp_span_begin(k);
     cwp_span_subject(&b->span, q, NULL, 0);
 }
@@ -86,10 +101,14 @@ static void begin(blocking_call *b, enum cwp_call k, cl_command_queue q, cl_bool
 static cl_int end(blocking_call *b, cl_int err) {
     switch (b->way) {
     case FORWARD:
-        return cwp_track_end(&b->track, err);
+        err = cwp_track_end(&b->track, err);
+        if (!b->measured)
+            return err;
+        break;
     case CW:
         /* The wait's verdict is not the call's (see the top). */
         if (err == CL_SUCCESS) {
+            cwp_gate_note(*b->evp, b->nw, b->wl);
             (void)cwp_wait_one(b->k, *b->evp);
             cwp_trace_device(*b->evp);
         }
@@ -115,7 +134,7 @@ CWP_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem buf, cl_bool bl
                                       size_t offset, size_t size, void *ptr, cl_uint nw,
                                       const cl_event *wl, cl_event *event) {
     blocking_call b;
-    begin(&b, CWP_READ_BUFFER, q, blocking, event);
+    begin(&b, CWP_READ_BUFFER, q, blocking, nw, wl, event);
     return end(&b, cwp_real.read_buffer(q, buf, b.blocking, offset, size, ptr, nw, wl, b.evp));
 }
 
@@ -123,7 +142,7 @@ CWP_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem buf, cl_bool b
                                        size_t offset, size_t size, const void *ptr, cl_uint nw,
                                        const cl_event *wl, cl_event *event) {
     blocking_call b;
-    begin(&b, CWP_WRITE_BUFFER, q, blocking, event);
+    begin(&b, CWP_WRITE_BUFFER, q, blocking, nw, wl, event);
     return end(&b, cwp_real.write_buffer(q, buf, b.blocking, offset, size, ptr, nw, wl, b.evp));
 }
 
@@ -132,7 +151,7 @@ CWP_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue q, cl_mem buf, cl_boo
                                           size_t brp, size_t bsp, size_t hrp, size_t hsp, void *ptr,
                                           cl_uint nw, const cl_event *wl, cl_event *event) {
     blocking_call b;
-    begin(&b, CWP_READ_BUFFER_RECT, q, blocking, event);
+    begin(&b, CWP_READ_BUFFER_RECT, q, blocking, nw, wl, event);
     return end(&b, cwp_real.read_buffer_rect(q, buf, b.blocking, bo, ho, r, brp, bsp, hrp, hsp, ptr,
                                              nw, wl, b.evp));
 }
@@ -143,7 +162,7 @@ CWP_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue q, cl_mem buf, cl_bo
                                            const void *ptr, cl_uint nw, const cl_event *wl,
                                            cl_event *event) {
     blocking_call b;
-    begin(&b, CWP_WRITE_BUFFER_RECT, q, blocking, event);
+    begin(&b, CWP_WRITE_BUFFER_RECT, q, blocking, nw, wl, event);
     return end(&b, cwp_real.write_buffer_rect(q, buf, b.blocking, bo, ho, r, brp, bsp, hrp, hsp,
                                               ptr, nw, wl, b.evp));
 }
@@ -153,7 +172,7 @@ CWP_EXPORT cl_int clEnqueueReadImage(cl_command_queue q, cl_mem img, cl_bool blo
                                      size_t slice_pitch, void *ptr, cl_uint nw, const cl_event *wl,
                                      cl_event *event) {
     blocking_call b;
-    begin(&b, CWP_READ_IMAGE, q, blocking, event);
+    begin(&b, CWP_READ_IMAGE, q, blocking, nw, wl, event);
     return end(&b, cwp_real.read_image(q, img, b.blocking, origin, region, row_pitch, slice_pitch,
                                        ptr, nw, wl, b.evp));
 }
@@ -163,7 +182,7 @@ CWP_EXPORT cl_int clEnqueueWriteImage(cl_command_queue q, cl_mem img, cl_bool bl
                                       size_t slice_pitch, const void *ptr, cl_uint nw,
                                       const cl_event *wl, cl_event *event) {
     blocking_call b;
-    begin(&b, CWP_WRITE_IMAGE, q, blocking, event);
+    begin(&b, CWP_WRITE_IMAGE, q, blocking, nw, wl, event);
     return end(&b, cwp_real.write_image(q, img, b.blocking, origin, region, row_pitch, slice_pitch,
                                         ptr, nw, wl, b.evp));
 }
@@ -172,7 +191,7 @@ CWP_EXPORT void *clEnqueueMapBuffer(cl_command_queue q, cl_mem buf, cl_bool bloc
                                     cl_map_flags flags, size_t offset, size_t size, cl_uint nw,
                                     const cl_event *wl, cl_event *event, cl_int *errcode_ret) {
     blocking_call b;
-    begin(&b, CWP_MAP_BUFFER, q, blocking, event);
+    begin(&b, CWP_MAP_BUFFER, q, blocking, nw, wl, event);
     void *p = cwp_real.map_buffer(q, buf, b.blocking, flags, offset, size, nw, wl, b.evp, &b.err);
     return map_end(&b, p, errcode_ret);
 }
@@ -182,7 +201,7 @@ CWP_EXPORT void *clEnqueueMapImage(cl_command_queue q, cl_mem img, cl_bool block
                                    size_t *row_pitch, size_t *slice_pitch, cl_uint nw,
                                    const cl_event *wl, cl_event *event, cl_int *errcode_ret) {
     blocking_call b;
-    begin(&b, CWP_MAP_IMAGE, q, blocking, event);
+    begin(&b, CWP_MAP_IMAGE, q, blocking, nw, wl, event);
     void *p = cwp_real.map_image(q, img, b.blocking, flags, origin, region, row_pitch, slice_pitch,
                                  nw, wl, b.evp, &b.err);
     return map_end(&b, p, errcode_ret);
@@ -194,7 +213,7 @@ CWP_EXPORT cl_int clEnqueueSVMMemcpy(cl_command_queue q, cl_bool blocking, void 
     if (!CWP_START_WITH(svm_memcpy))
         return CL_INVALID_OPERATION;
     blocking_call b;
-    begin(&b, CWP_SVM_MEMCPY, q, blocking, event);
+    begin(&b, CWP_SVM_MEMCPY, q, blocking, nw, wl, event);
     return end(&b, cwp_real.svm_memcpy(q, b.blocking, dst, src, size, nw, wl, b.evp));
 }
 
@@ -204,6 +223,6 @@ CWP_EXPORT cl_int clEnqueueSVMMap(cl_command_queue q, cl_bool blocking, cl_map_f
     if (!CWP_START_WITH(svm_map))
         return CL_INVALID_OPERATION;
     blocking_call b;
-    begin(&b, CWP_SVM_MAP, q, blocking, event);
+    begin(&b, CWP_SVM_MAP, q, blocking, nw, wl, event);
     return end(&b, cwp_real.svm_map(q, b.blocking, flags, svm_ptr, size, nw, wl, b.evp));
 }

@@ -21,6 +21,10 @@
 #define MAX_CONFIGS 16
 /* "Equal wall time": a median wall time within this fraction of the best. */
 #define EQUAL_WALL 0.05
+/* The fewest runs of each way from which --compare names the cheapest: with
+ * fewer, one slow start of the program (an interpreter's, a cold cache)
+ * decides alone. */
+#define DECIDING_RUNS 3
 
 /* One way of running the program: native, or a strategy. */
 typedef struct config {
@@ -33,7 +37,7 @@ typedef struct config {
 } config;
 
 /* The program's own calls, timed by the preload: its waits' CPU is then
- * measured as the strategies' are (docs/cw-run.md says why). */
+ * measured as the strategies' are (docs/cw-run-internals.md says why). */
 static const char native_strategy[] = "blocking";
 
 static int parse_list(const char *list, config *cfg, unsigned *n) {
@@ -272,8 +276,63 @@ static void json_doubles(FILE *f, const double *v, unsigned n) {
     fputc(']', f);
 }
 
+/*
+ * The cheapest way at equal wall time, by the medians, is named only where
+ * the runs decide it: at least DECIDING_RUNS runs of each way, and in every
+ * round its process CPU below that of each other way at equal wall time
+ * (the rounds are interleaved, so each compares runs made side by side).
+ * Otherwise `why` says what is missing, and nothing is named.
+ */
+typedef struct verdict {
+    int cheapest; /* by the medians; -1 none */
+    bool decided;
+    unsigned rivals; /* other ways at equal wall time */
+    char why[256];
+} verdict;
+
+static verdict decide(const config *cfg, unsigned n, unsigned runs, double best) {
+    verdict v = {.cheapest = -1, .decided = false, .rivals = 0, .why = ""};
+    /* Cheapest at equal wall time: the least process CPU among the ways
+     * whose wall time is within EQUAL_WALL of the best; the waiting
+     * threads' CPU breaks a tie. */
+    for (unsigned j = 0; j < n; ++j) {
+        const config *k = &cfg[j];
+        if (k->med_wall > best * (1 + EQUAL_WALL))
+            continue;
+        if (v.cheapest < 0 || k->med_cpu < cfg[v.cheapest].med_cpu ||
+            (k->med_cpu == cfg[v.cheapest].med_cpu && k->med_wait < cfg[v.cheapest].med_wait))
+            v.cheapest = (int)j;
+    }
+    if (v.cheapest < 0) {
+        snprintf(v.why, sizeof v.why, "no way has a wall time");
+        return v;
+    }
+    if (runs < DECIDING_RUNS) {
+        snprintf(v.why, sizeof v.why, "%u run%s of each decide%s nothing; --runs %u or more", runs,
+                 runs == 1 ? "" : "s", runs == 1 ? "s" : "", DECIDING_RUNS);
+        return v;
+    }
+    const config *c = &cfg[v.cheapest];
+    for (unsigned j = 0; j < n; ++j) {
+        const config *k = &cfg[j];
+        if ((int)j == v.cheapest || k->med_wall > best * (1 + EQUAL_WALL))
+            continue;
+        ++v.rivals;
+        unsigned below = 0;
+        for (unsigned r = 0; r < runs; ++r)
+            below += c->cpu[r] < k->cpu[r];
+        if (below < runs) {
+            snprintf(v.why, sizeof v.why, "%s's CPU was below %s's in %u of %u rounds only",
+                     c->name, k->name, below, runs);
+            return v;
+        }
+    }
+    v.decided = true;
+    return v;
+}
+
 static int write_json(const struct cwr_compare *c, char **argv, const config *cfg, unsigned n,
-                      double best, int cheapest, bool out_differ, bool rc_differ) {
+                      double best, const verdict *v, bool out_differ, bool rc_differ) {
     FILE *f = fopen(c->json, "w");
     if (!f) {
         fprintf(stderr, "cw-run: cannot write %s: %s\n", c->json, strerror(errno));
@@ -329,8 +388,22 @@ static int write_json(const struct cwr_compare *c, char **argv, const config *cf
                 varies_u64(k->hash, runs, cfg[0].hash[0]) ? "true" : "false",
                 varies_int(k->status, runs, cfg[0].status[0]) ? "true" : "false");
     }
-    fprintf(f, "\n  ],\n  \"best_wall_s\": %.6f,\n  \"cheapest\": ", best);
-    json_string(f, cfg[cheapest].name);
+    fprintf(f, "\n  ],\n  \"best_wall_s\": %.6f,\n  \"decided\": %s,\n  \"cheapest\": ", best,
+            v->decided ? "true" : "false");
+    if (v->decided)
+        json_string(f, cfg[v->cheapest].name);
+    else
+        fprintf(f, "null");
+    fprintf(f, ",\n  \"cheapest_by_medians\": ");
+    if (v->cheapest >= 0)
+        json_string(f, cfg[v->cheapest].name);
+    else
+        fprintf(f, "null");
+    fprintf(f, ",\n  \"undecided_because\": ");
+    if (v->decided)
+        fprintf(f, "null");
+    else
+        json_string(f, v->why);
     fprintf(f, ",\n  \"outputs_differ\": %s,\n  \"exit_statuses_differ\": %s\n}\n",
             out_differ ? "true" : "false", rc_differ ? "true" : "false");
     if (fclose(f) != 0) {
@@ -348,7 +421,7 @@ static void print_ratio(double x, double native) {
 }
 
 static void print_table(const struct cwr_compare *c, char **argv, const config *cfg, unsigned n,
-                        double best, int cheapest, bool out_differ, bool rc_differ) {
+                        double best, const verdict *v, bool out_differ, bool rc_differ) {
     unsigned runs = c->runs;
     printf("cw-run --compare: %u run%s of each, interleaved:", runs, runs == 1 ? "" : "s");
     for (char **a = argv; *a; ++a)
@@ -381,8 +454,18 @@ static void print_table(const struct cwr_compare *c, char **argv, const config *
     }
     printf("median of the runs; CPU: the process's (user + system, with the children it "
            "waited for); wait CPU: the waiting threads' during the calls cw-run interposed\n");
-    printf("cheapest at equal wall time (median wall within %.0f%% of the best, %.3f s): %s\n",
-           EQUAL_WALL * 100, best, cheapest ? cfg[cheapest].name : "native");
+    if (v->decided && v->rivals)
+        printf("cheapest at equal wall time (median wall within %.0f%% of the best, %.3f s): %s "
+               "(the least CPU in each of the %u rounds)\n",
+               EQUAL_WALL * 100, best, cfg[v->cheapest].name, c->runs);
+    else if (v->decided)
+        printf("cheapest at equal wall time (median wall within %.0f%% of the best, %.3f s): %s "
+               "(the only way within it)\n",
+               EQUAL_WALL * 100, best, cfg[v->cheapest].name);
+    else
+        printf("cheapest at equal wall time (median wall within %.0f%% of the best, %.3f s): "
+               "undecided (%s)\n",
+               EQUAL_WALL * 100, best, v->why);
     if (out_differ || rc_differ)
         printf("cw-run --compare: the program's %s differed between runs: the figures may "
                "not compare the same work\n",
@@ -482,21 +565,10 @@ static int compare(const struct cwr_compare *c, char **argv, config *cfg, unsign
         out_differ |= varies_u64(k->hash, runs, cfg[0].hash[0]);
         rc_differ |= varies_int(k->status, runs, cfg[0].status[0]);
     }
-    /* Cheapest at equal wall time: the least process CPU among the ways
-     * whose wall time is within EQUAL_WALL of the best; the waiting
-     * threads' CPU breaks a tie. */
-    int cheapest = -1;
-    for (unsigned j = 0; j < n; ++j) {
-        const config *k = &cfg[j];
-        if (k->med_wall > best * (1 + EQUAL_WALL))
-            continue;
-        if (cheapest < 0 || k->med_cpu < cfg[cheapest].med_cpu ||
-            (k->med_cpu == cfg[cheapest].med_cpu && k->med_wait < cfg[cheapest].med_wait))
-            cheapest = (int)j;
-    }
-    print_table(c, argv, cfg, n, best, cheapest, out_differ, rc_differ);
+    verdict v = decide(cfg, n, runs, best);
+    print_table(c, argv, cfg, n, best, &v, out_differ, rc_differ);
     fflush(stdout);
-    if (c->json && write_json(c, argv, cfg, n, best, cheapest, out_differ, rc_differ))
+    if (c->json && write_json(c, argv, cfg, n, best, &v, out_differ, rc_differ))
         return 2;
     return out_differ || rc_differ ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The preload's configuration: the CW_RUN_* variables that cw-run sets
- * (docs/cw-run.md lists them), read once at start-up.
+ * (cw-run(1) lists them), read once at start-up.
  */
 #ifndef CWP_CONFIG_H
 #define CWP_CONFIG_H

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "gate.h"
 
 /* A case that returns its constant's own name. */
 #define NAMED(c)                                                                                   \
@@ -80,6 +81,17 @@ static void describe_event(char *buf, size_t len, cl_event ev, const char *label
              status);
 }
 
+/* The line of describe_event for the unset user event `ev` waits for, if
+ * the preload noted one (gate.h), indented under ev's own line. */
+static size_t describe_gate(char *buf, size_t len, cl_event ev) {
+    cl_event user = cwp_gate_of(ev);
+    if (!user || len == 0)
+        return 0;
+    describe_event(buf, len, user, "  which waits for the user event");
+    clReleaseEvent(user);
+    return strlen(buf);
+}
+
 /* The marker of the clFinish this thread is in, and the program's last
  * command it stands for (cwp_hang_finish_marker). */
 static __thread cl_event finish_marker, finish_last;
@@ -95,9 +107,13 @@ static size_t describe_marker(char *buf, size_t len) {
     size_t used = (size_t)snprintf(buf, len,
                                    "    (cw-run's marker for clFinish: it completes once every "
                                    "command enqueued before it on the queue has)\n");
-    if (finish_last && used < len)
+    if (finish_last && used < len) {
         describe_event(buf + used, len - used, finish_last, "the program's last command");
-    return used < len ? used + strlen(buf + used) : len;
+        used += strlen(buf + used);
+        if (used < len)
+            used += describe_gate(buf + used, len - used, finish_last);
+    }
+    return used < len ? used : len;
 }
 
 void cwp_hang_report(enum cwp_call k, const cl_event *evs, cl_uint n) {
@@ -122,14 +138,25 @@ void cwp_hang_report(enum cwp_call k, const cl_event *evs, cl_uint n) {
         snprintf(label, sizeof label, "event %u", (unsigned)i);
         describe_event(msg + used, sizeof msg - used, evs[i], label);
         used += strlen(msg + used);
+        if (used < sizeof msg)
+            used += describe_gate(msg + used, sizeof msg - used, evs[i]);
         if (k == CWP_FINISH && finish_marker && evs[i] == finish_marker && used < sizeof msg)
             used += describe_marker(msg + used, sizeof msg - used);
     }
     if (used < sizeof msg)
         snprintf(msg + used, sizeof msg - used, "cw-run: %s\n",
-                 cwp_cfg.hang_abort ? "aborting (--on-hang=abort)" : "still waiting");
+                 cwp_cfg.hang_abort ? "aborting (--on-hang=abort)"
+                                    : "still waiting (a line follows when the wait ends)");
     fputs(msg, stderr);
     fflush(stderr);
     if (cwp_cfg.hang_abort)
         abort();
+}
+
+void cwp_hang_ended(enum cwp_call k, uint64_t waited_ns, const char *how) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "cw-run: hang over: %s (pid %ld) ended after %" PRIu64 " ms: %s\n",
+             cwp_call_name(k), (long)getpid(), waited_ns / 1000000u, how);
+    fputs(msg, stderr);
+    fflush(stderr);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What auto learned, kept across runs in a file (CW_RUN_LEARNED,
- * docs/cw-run.md "What auto learned, across runs"): read before the
+ * docs/cw-run-internals.md "What auto learned, across runs"): read before the
  * process's first wait with cw, merged back at exit.
  */
 #ifndef CWP_LEARNED_H

@@ -2,7 +2,7 @@
 /*
  * libcw_preload.so: cw's waits under an unmodified OpenCL program, loaded
  * as an OpenCL layer (OPENCL_LAYERS) or with LD_PRELOAD (cw-run chooses;
- * docs/cw-run.md). This file starts it up; the rest is one file a purpose:
+ * docs/cw-run-internals.md). This file starts it up; the rest is one file a purpose:
  *
  *   layer.c     the OpenCL layer: the same wrappers in a dispatch table,
  *               the calls cw makes itself, the notice at exit

@@ -68,7 +68,7 @@ typedef struct call_stats {
 static call_stats stats[CWP_CALLS];
 
 /* How clFinish waited under the cw strategies, by enum cwp_finish_path. */
-static _Atomic uint64_t finish_paths[CWP_FINISH_BY_DRIVER + 1];
+static _Atomic uint64_t finish_paths[CWP_FINISH_PATHS];
 
 static uint64_t clock_ns(clockid_t c) {
     struct timespec ts;
@@ -82,13 +82,12 @@ uint64_t cwp_wall_ns(void) {
 
 /*
  * Reading the thread's CPU clock is a system call, not a vDSO read, and can
- * cost as much as a whole cooperative wait (docs/cw-run.md, "The profile",
- * has the figures). Measuring every wait would put that cost on every wait
- * and into the figures it reports. So the CPU time is measured on every call
- * of a kind for its first CPU_SAMPLE_ALL calls, then on one call in
- * CPU_SAMPLE_EVERY, and the clock's own cost (the least CPU time between
- * two consecutive reads, found at start-up) is subtracted from each sample.
- * The wall clock is a vDSO read and times every call.
+ * cost as much as a whole cooperative wait (docs/cw-run-internals.md, "The profile: how it
+ * measures", has the figures). Measuring every wait would put that cost on every wait and into the
+ * figures it reports. So the CPU time is measured on every call of a kind for its first
+ * CPU_SAMPLE_ALL calls, then on one call in CPU_SAMPLE_EVERY, and the clock's own cost (the least
+ * CPU time between two consecutive reads, found at start-up) is subtracted from each sample. The
+ * wall clock is a vDSO read and times every call.
  */
 #define CPU_SAMPLE_ALL 64u
 #define CPU_SAMPLE_EVERY 16u
@@ -242,13 +241,17 @@ static void latency_label(unsigned k, char *buf, size_t len) {
  */
 static void print_table_auto(FILE *f, const cw_stats_auto *a) {
     fprintf(f,
-            "cw checks %" PRIu64 ", deferred %" PRIu64 ", unchecked %" PRIu64
-            "; hybrid waits %" PRIu64 ", late callbacks %" PRIu64 ", driver's own waits %" PRIu64
-            "; platforms probed %" PRIu64 " (failed commands fire %" PRIu64 ", silent %" PRIu64
-            "; callbacks late %" PRIu64 "; long waits the driver's own %" PRIu64 ")\n",
+            "cw auto: status checks %" PRIu64 " (deferred %" PRIu64 ", waits unchecked %" PRIu64
+            "), hybrid waits %" PRIu64 ", late callbacks %" PRIu64
+            ", waits in the driver's own wait %" PRIu64 "\n",
             a->checks, a->deferred_checks, a->unchecked_waits, a->hybrid_waits, a->late_callbacks,
-            a->driver_waits, a->platforms_probed, a->platforms_failed_fire,
-            a->platforms_failed_silent, a->platforms_late, a->platforms_driver_wait);
+            a->driver_waits);
+    fprintf(f,
+            "cw auto: platforms probed %" PRIu64 " (failed commands fire %" PRIu64
+            ", silent %" PRIu64 "; callbacks late %" PRIu64
+            "; long waits in the driver's own wait %" PRIu64 ")\n",
+            a->platforms_probed, a->platforms_failed_fire, a->platforms_failed_silent,
+            a->platforms_late, a->platforms_driver_wait);
 }
 
 static void print_table(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
@@ -270,12 +273,13 @@ static void print_table(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
     }
     uint64_t fl = atomic_load_explicit(&finish_paths[CWP_FINISH_ON_LAST], memory_order_relaxed),
              fm = atomic_load_explicit(&finish_paths[CWP_FINISH_ON_MARKER], memory_order_relaxed),
-             fd = atomic_load_explicit(&finish_paths[CWP_FINISH_BY_DRIVER], memory_order_relaxed);
-    if (fl || fm || fd)
+             fd = atomic_load_explicit(&finish_paths[CWP_FINISH_BY_DRIVER], memory_order_relaxed),
+             fi = atomic_load_explicit(&finish_paths[CWP_FINISH_IDLE], memory_order_relaxed);
+    if (fl || fm || fd || fi)
         fprintf(f,
-                "clFinish waited on the last command %" PRIu64 " times, on a marker %" PRIu64
-                " times, in the driver's clFinish %" PRIu64 " times\n",
-                fl, fm, fd);
+                "clFinish: %" PRIu64 " on the last command, %" PRIu64 " on a marker, %" PRIu64
+                " in the driver's own wait, %" PRIu64 " on an idle queue\n",
+                fl, fm, fd, fi);
     if (cwp_learned_seeded())
         fprintf(f, "auto started from what %u platform(s) taught earlier runs (%s)\n",
                 cwp_learned_seeded(), cwp_cfg.learned_file);
@@ -345,10 +349,12 @@ static void print_json(FILE *f, const cw_stats *cs, const cw_stats_auto *a) {
     }
     fprintf(f,
             "\n  },\n  \"finish_on_last_command\": %" PRIu64 ",\n  \"finish_on_marker\": %" PRIu64
-            ",\n  \"finish_by_driver\": %" PRIu64 ",\n  \"learned_platforms_seeded\": %u,",
+            ",\n  \"finish_by_driver\": %" PRIu64 ",\n  \"finish_idle\": %" PRIu64
+            ",\n  \"learned_platforms_seeded\": %u,",
             atomic_load_explicit(&finish_paths[CWP_FINISH_ON_LAST], memory_order_relaxed),
             atomic_load_explicit(&finish_paths[CWP_FINISH_ON_MARKER], memory_order_relaxed),
             atomic_load_explicit(&finish_paths[CWP_FINISH_BY_DRIVER], memory_order_relaxed),
+            atomic_load_explicit(&finish_paths[CWP_FINISH_IDLE], memory_order_relaxed),
             cwp_learned_seeded());
     fprintf(f,
             "\n  \"cw\": {\"waits\": %" PRIu64 ", \"spins\": %" PRIu64 ", \"yields\": %" PRIu64

@@ -70,9 +70,18 @@ void cwp_span_end_at(enum cwp_call k, cwp_span s, cl_int result, uint64_t wall_e
 uint64_t cwp_wall_ns(void);
 
 /* How a clFinish under the cw strategies waited: with cw on the queue's
- * last command or on a marker, or in the driver's own clFinish (auto's
- * choice for long waits, wait.c). */
-enum cwp_finish_path { CWP_FINISH_ON_LAST, CWP_FINISH_ON_MARKER, CWP_FINISH_BY_DRIVER };
+ * last command or on a marker; in the driver's own clFinish (auto's choice
+ * for long waits, or no marker could be enqueued, wait.c); or not at all,
+ * on an idle queue (the driver's clFinish alone, which returns at once).
+ * Under the cw strategies every clFinish takes exactly one path, so the
+ * paths sum to the calls counted. */
+enum cwp_finish_path {
+    CWP_FINISH_ON_LAST,
+    CWP_FINISH_ON_MARKER,
+    CWP_FINISH_BY_DRIVER,
+    CWP_FINISH_IDLE,
+    CWP_FINISH_PATHS
+};
 void cwp_count_finish_path(enum cwp_finish_path path);
 /* Call k was reported as a hang (hang.h). */
 void cwp_count_hang(enum cwp_call k);

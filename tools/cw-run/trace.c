@@ -90,9 +90,8 @@ void cwp_trace_check_interval(uint32_t us) {
     check_us = us;
 }
 
-void cwp_trace_finish_path(bool on_last) {
-    if (!on_last)
-        on_marker = true;
+void cwp_trace_finish_path(bool marker) {
+    on_marker = marker;
 }
 
 void cwp_trace_hang(void) {

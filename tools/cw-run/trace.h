@@ -3,7 +3,7 @@
  * --trace: each interposed call as a span of its thread (call, command
  * type, queue, strategy, how it ended), and, where the queue has profiling
  * enabled, the device spans of the commands waited on; written at exit as
- * Chrome trace-event JSON (Perfetto, chrome://tracing; docs/cw-run.md,
+ * Chrome trace-event JSON (Perfetto, chrome://tracing; docs/cw-run-internals.md,
  * "The timeline"). Recording is a store into the thread's own buffer; the
  * file is written at exit only.
  */
@@ -30,9 +30,9 @@ void cwp_trace_subject(cwp_span *s, cl_command_queue queue, const cl_event *evs,
  * the thread CPU time it took (CWP_NO_CPU: not sampled). */
 void cwp_trace_span(enum cwp_call k, const cwp_span *s, cl_int result, uint64_t wall_end,
                     uint64_t cpu_ns);
-/* The calling thread's current clFinish waited on a marker (false: on the
- * last command), and its current call was reported as a hang. */
-void cwp_trace_finish_path(bool on_last);
+/* Whether the calling thread's current clFinish waited on a marker (called
+ * before its span ends), and that its current call was reported as a hang. */
+void cwp_trace_finish_path(bool on_marker);
 void cwp_trace_hang(void);
 /* After a wait on `ev` completed: its command's device span, when its
  * queue has profiling enabled. Does nothing without --trace. */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "cw.h"
+#include "gate.h"
 #include "hang.h"
 #include "lastcmd.h"
 #include "learned.h"
@@ -65,6 +66,10 @@ static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uin
         o.timeout_us = (int64_t)(cwp_cfg.hang_ns / 1000u);
     ++cwp_inside_cw;
     wait_end end;
+    /* With --hang-ms: when the wait began, for the line that says when a
+     * reported wait ended. */
+    uint64_t began = cwp_cfg.hang_ns ? cwp_wall_ns() : 0;
+    bool reported = false;
     for (;;) {
         cl_int st;
         int rc = n == 1 ? cw_wait(evs[0], &o, &st) : cw_wait_all(evs, n, &o, NULL);
@@ -77,6 +82,7 @@ static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uin
         /* Only the hang threshold sets a timeout: report once, then wait
          * on (natively for the blocking strategy), or abort. */
         cwp_hang_report(k, evs, n);
+        reported = true;
         if (cwp_cfg.native) {
             /* The rest of the wait is the driver's, on these events (for
              * clFinish the marker: its queue was flushed already). */
@@ -88,6 +94,13 @@ static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uin
         }
         o.timeout_us = 0;
     }
+    if (reported)
+        cwp_hang_ended(k, cwp_wall_ns() - began,
+                       end == WAIT_COMPLETE ? "complete"
+                       : end == WAIT_FAILED ? "a command failed"
+                                            : "the driver's own call decides");
+    if (cwp_cfg.hang_ns)
+        cwp_gate_sweep();
     if (n > 1 || cwp_cfg.hang_ns)
         drop_records(evs, n);
     --cwp_inside_cw;
@@ -221,7 +234,7 @@ CWP_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status) 
  * (lastcmd.h), and otherwise on a marker. The last command costs no extra
  * command: a marker is one more command for the driver to create, schedule,
  * run and retire, which costs the waiting thread time and delays the next
- * launch (docs/cw-run.md, "clFinish: the last command, or a marker"). With
+ * launch (docs/cw-run-internals.md, "clFinish: the last command, or a marker"). With
  * the last command, the real clFinish still has the final word: it returns
  * at once when that command was the queue's last, and otherwise finishes,
  * natively, what the preload did not see (a command enqueued through an
@@ -232,7 +245,7 @@ CWP_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status) 
  * platforms cw supports (docs/design.md), so cw's wait reads the status
  * after its check interval and then every twice that. Each such wake-up
  * costs the waiting thread far more CPU on a loaded machine than the status
- * read itself (docs/cw-run.md, "Status checks"). So clFinish checks after
+ * read itself (docs/cw-run-internals.md, "Status checks"). So clFinish checks after
  * twice the rest of the queue's work it expects (lastcmd.h: the commands
  * enqueued since the queue's last clFinish, at the time a command has
  * recently taken), between cw's default and CW_CHECK_INTERVAL_US_MAX: a
@@ -304,6 +317,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cwp_span s = cwp_span_begin(CWP_FINISH);
         cwp_span_subject(&s, queue, NULL, 0);
         cl_int r = cwp_real.finish(queue);
+        cwp_count_finish_path(CWP_FINISH_IDLE);
         cwp_span_end(CWP_FINISH, s, r);
         return r;
     }
@@ -313,9 +327,9 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cl_int r = cwp_real.finish(queue);
         uint64_t end = cwp_wall_ns();
         cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, true);
+        cwp_count_finish_path(CWP_FINISH_BY_DRIVER);
         cwp_span_end_at(CWP_FINISH, s, r, end);
         cwp_settle_release(last.event);
-        cwp_count_finish_path(CWP_FINISH_BY_DRIVER);
         return r;
     }
     cl_int last_status = CL_QUEUED;
@@ -342,9 +356,9 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cl_int r = cwp_real.finish(queue);
         uint64_t end = cwp_wall_ns();
         cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, waited != WAIT_FAILED);
+        cwp_count_finish_path(CWP_FINISH_ON_LAST);
         cwp_span_end_at(CWP_FINISH, s, r, end);
         cwp_settle_release(last.event);
-        cwp_count_finish_path(CWP_FINISH_ON_LAST);
         return r;
     }
     /*
@@ -369,6 +383,7 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     } else if (flushed != CL_SUCCESS || cwp_real.marker(queue, 0, NULL, &marker) != CL_SUCCESS) {
         /* A bad queue (or no room for a marker): the real call's verdict. */
         r = cwp_real.finish(queue);
+        cwp_count_finish_path(CWP_FINISH_BY_DRIVER);
     } else {
         /* The marker completes once every command enqueued before it did,
          * on in-order and out-of-order queues alike. Anything but success
