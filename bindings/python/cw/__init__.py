@@ -53,7 +53,7 @@ __all__ = [
     "CwError", "InvalidArgument", "InvalidEvent", "Timeout", "CommandFailed", "OpenCLError",
     "NoMemory", "Unsupported", "NoResources", "LibraryNotFound", "RawEvent",
     "wait", "wait_all", "wait_any", "wait_async", "wait_all_async", "wait_any_async",
-    "Notifier", "Stats", "stats", "reset_stats", "AutoStats", "auto_stats", "strategies", "strerror", "status_name",
+    "Notifier", "Stats", "stats", "execution_status_name", "reset_stats", "AutoStats", "auto_stats", "strategies", "strerror", "status_name",
     "library_path", "library_found_by", "library_version", "library_version_string",
 ]
 
@@ -77,6 +77,7 @@ _OK = _C["CW_OK"]
 _TIMEOUT = _C["CW_ERR_TIMEOUT"]
 _INVALID_ARGUMENT = _C["CW_ERR_INVALID_ARGUMENT"]
 _COMMAND_FAILED = _C["CW_ERR_COMMAND_FAILED"]
+_POLL = _C["CW_WAIT_POLL"]
 
 # The longest single call into libcw from the main thread: the bound on how
 # long a signal handler waits to run, well inside 100 ms.
@@ -102,8 +103,35 @@ def strerror(code: int) -> str:
 
 
 def status_name(status: int) -> str:
-    """The OpenCL name of an execution status or error code, e.g. CL_OUT_OF_RESOURCES."""
+    """The OpenCL name of an error code, e.g. CL_OUT_OF_RESOURCES, or of a
+    non-negative execution status (CL_COMPLETE ... CL_QUEUED)."""
     return CL_STATUS_NAMES.get(status) or "unknown OpenCL status"
+
+
+# The negative execution statuses that have a name as such: the failures any
+# command may end with that OpenCL documents for its enqueue calls (no memory
+# for a buffer's data store, no device resources, no host memory) and the
+# status of a command whose wait list failed. Any other negative status is
+# whatever the implementation or a user event chose (PoCL ends a failed
+# command's dependents with -1, which as an API error code would read
+# CL_DEVICE_NOT_FOUND): it is reported as a number.
+_EXECUTION_ERRORS = (-4, -5, -6, -14)
+
+
+def execution_status_name(status: int) -> Optional[str]:
+    """The name of a command's execution status (CL_COMPLETE, CL_RUNNING, ...,
+    or one of the documented execution errors CL_MEM_OBJECT_ALLOCATION_FAILURE,
+    CL_OUT_OF_RESOURCES, CL_OUT_OF_HOST_MEMORY and
+    CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST); None for any other value."""
+    if status >= 0 or status in _EXECUTION_ERRORS:
+        return CL_STATUS_NAMES.get(status)
+    return None
+
+
+def _status_text(status: int) -> str:
+    """An execution status for a message: "CL_OUT_OF_RESOURCES (-5)", "status -42"."""
+    name = execution_status_name(status)
+    return "%s (%d)" % (name, status) if name else "status %d" % status
 
 
 _CODE_NAMES = {v: k for k, v in _C.items() if k == "CW_OK" or k.startswith("CW_ERR_")}
@@ -111,7 +139,13 @@ _CODE_NAMES = {v: k for k, v in _C.items() if k == "CW_OK" or k.startswith("CW_E
 
 class CwError(Exception):
     """A cw_error ``code`` (negative), with the OpenCL ``status`` that came
-    with it when there is one, and that status's name (``status_name``)."""
+    with it when there is one, and that status's name (``status_name``).
+
+    With CommandFailed and Timeout the status is the command's execution
+    status: ``status_name`` is ``execution_status_name(status)`` (None for a
+    negative status without a documented name, which the message gives as
+    "status -42"). With the other codes it is the error an OpenCL call
+    returned, named by ``status_name()``."""
 
     code: int
     code_name: str
@@ -122,9 +156,14 @@ class CwError(Exception):
         self.code = code
         self.code_name = _CODE_NAMES.get(code, "CW_ERR_%d" % -code)
         self.status = status
-        self.status_name = None if status is None else status_name(status)
         msg = strerror(code)
-        if status is not None:
+        if status is None:
+            self.status_name = None
+        elif code in (_COMMAND_FAILED, _TIMEOUT):
+            self.status_name = execution_status_name(status)
+            msg += ": " + _status_text(status)
+        else:
+            self.status_name = status_name(status)
             msg += ": %s (%d)" % (self.status_name, status)
         if detail:
             msg += ": " + detail
@@ -201,12 +240,15 @@ def _real(name: str, value: Any) -> float:
 
 
 def _timeout_us(timeout: Optional[float]) -> Optional[int]:
-    """Seconds to cw's int64 microseconds; None for no timeout."""
+    """Seconds to cw's int64 microseconds; None for no timeout, 0 for a
+    timeout of 0 (a look without waiting, CW_WAIT_POLL)."""
     if timeout is None:
         return None
     t = _real("timeout", timeout)
     if math.isinf(t):
         return None
+    if t == 0:
+        return 0
     us = math.ceil(t * 1_000_000)
     if us > _ffi.INT64_MAX:
         # Near INT64_MAX µs the float product rounds up past it (TIMEOUT_MAX
@@ -219,7 +261,7 @@ def _timeout_us(timeout: Optional[float]) -> Optional[int]:
         raise _bad("timeout must be at most %d.%06d s (INT64_MAX microseconds, the range of "
                    "cw_wait_options.timeout_us), got %r; use None or float('inf') for no "
                    "timeout" % (divmod(_ffi.INT64_MAX, 1_000_000) + (timeout,)))
-    return max(us, 1)  # cw reads 0 as "no timeout": a requested 0 s becomes 1 µs
+    return us
 
 
 def _check_interval_us(check_interval: Optional[float]) -> int:
@@ -227,8 +269,6 @@ def _check_interval_us(check_interval: Optional[float]) -> int:
         return 0  # cw's default
     t = _real("check_interval", check_interval)
     limit = _C["CW_CHECK_INTERVAL_US_MAX"]
-    if t == 0:
-        raise _bad("check_interval must be more than 0 s (None for cw's default)")
     if math.isinf(t) or math.ceil(t * 1_000_000) > limit:
         raise _bad("check_interval must be at most %g s (CW_CHECK_INTERVAL_US_MAX = %d µs), "
                    "got %r" % (limit / 1e6, limit, check_interval))
@@ -241,9 +281,9 @@ def _spin_us(spin_us: Optional[int]) -> int:
     if isinstance(spin_us, bool) or not isinstance(spin_us, numbers.Integral):
         raise TypeError("spin_us must be an int (microseconds), not %r" % (spin_us,))
     limit = _C["CW_SPIN_US_MAX"]
-    if not 1 <= spin_us <= limit:
-        raise _bad("spin_us must be in 1..%d (CW_SPIN_US_MAX), got %d (None for cw's default)"
-                   % (limit, spin_us))
+    if not 0 <= spin_us <= limit:
+        raise _bad("spin_us must be in 0..%d (CW_SPIN_US_MAX; 0 or None for cw's default), got "
+                   "%d" % (limit, spin_us))
     return int(spin_us)
 
 
@@ -393,6 +433,14 @@ def _options(strategy: Union[str, int], check_interval: Optional[float],
     return opts
 
 
+# The calls into libcw that continued a wait already counted (each slice after
+# the first, and the timeout of the slice before it): stats() takes them out,
+# so that one wait counts once in waits and, when it times out, once in
+# timeouts, as in C.
+_continued_lock = threading.Lock()
+_continued = [0]
+
+
 def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optional[int]) -> int:
     """Run one of cw's waits (``call``) until it returns something other
     than a timeout of its own slice, or the caller's timeout passes.
@@ -403,7 +451,12 @@ def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optiona
     KeyboardInterrupt propagates from here). cw's waits are safe to abandon at
     any point, and each call starts afresh from the event's current status.
     Other threads get no signals: they make one call with the whole timeout.
+    A timeout of 0 is one look (CW_WAIT_POLL), in any thread.
     """
+    if timeout_us == 0:
+        opts.flags |= _POLL
+        opts.timeout_us = 0
+        return call()
     if threading.current_thread() is not threading.main_thread():
         opts.timeout_us = timeout_us or 0
         return call()
@@ -416,6 +469,8 @@ def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optiona
         rc = call()
         if rc != _TIMEOUT or (deadline is not None and time.monotonic_ns() >= deadline):
             return rc
+        with _continued_lock:
+            _continued[0] += 1
 
 
 # --- synchronous waits ---------------------------------------------------------
@@ -772,8 +827,9 @@ class Stats:
     """cw_stats: process-wide counters since start or ``reset_stats()``.
 
     In the main thread a synchronous wait longer than 50 ms is several calls
-    into libcw (see ``wait``): each counts in ``waits``, and each but the last
-    in ``timeouts``.
+    into libcw (see ``wait``): ``waits`` and ``timeouts`` count it once, as
+    C counts one call; the counters of the steps inside a wait (``parks``,
+    ``polls``, the latency samples, ...) count each call's steps.
     """
 
     waits: int
@@ -790,11 +846,15 @@ class Stats:
 def stats() -> Stats:
     """A snapshot of cw's counters (cw_stats_get)."""
     s = _ffi.Stats()
-    rc = _lib.cw_stats_get(ctypes.byref(s))
+    with _continued_lock:
+        rc = _lib.cw_stats_get(ctypes.byref(s))
+        continued = _continued[0]
     if rc != _OK:
         raise _error(rc)
-    return Stats(s.waits, s.spins, s.yields, s.parks, s.sleeps, s.polls, s.timeouts,
-                 s.latency_count, tuple(s.latency_us))
+    # A reset between a slice's return and its count here can leave more
+    # continuations than calls counted since: never below zero.
+    return Stats(max(0, s.waits - continued), s.spins, s.yields, s.parks, s.sleeps, s.polls,
+                 max(0, s.timeouts - continued), s.latency_count, tuple(s.latency_us))
 
 
 @dataclass(frozen=True)
@@ -832,7 +892,9 @@ def auto_stats() -> AutoStats:
 
 def reset_stats() -> None:
     """Zero cw's counters (cw_stats_reset)."""
-    _lib.cw_stats_reset()
+    with _continued_lock:
+        _lib.cw_stats_reset()
+        _continued[0] = 0
 
 
 def strategies() -> List[str]:
