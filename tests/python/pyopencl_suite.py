@@ -107,13 +107,13 @@ def main():
             plain, routed = res[False].get(tid, "absent"), res[True].get(tid, "absent")
             if plain != routed:
                 differ.append((tid, plain, routed))
+                print("  DIFFERS %s: plain %s, cw %s" % (tid, plain, routed), flush=True)
     print("total")
     for routed in (False, True):
         print("  %-6s %s" % ("cw" if routed else "plain",
                              " ".join("%s %d" % (k, total[routed][k]) for k in OUTCOMES)))
     print("load average after: %.2f %.2f %.2f" % os.getloadavg())
-    for tid, plain, routed in differ:
-        print("DIFFERS %s: plain %s, cw %s" % (tid, plain, routed))
+    print("tests whose outcome differs: %d" % len(differ))
     for name in no_waits:
         print("NO WAITS through cw in %s's routed run" % name)
     same = not differ and total[False] == total[True]

@@ -483,10 +483,12 @@ def wait(event: Event, *, strategy: Union[str, int] = "default",
     """Wait for ``event`` in libcw with the GIL released (cw_wait).
 
     event: a ``pyopencl.Event`` (or subclass) or a ``cw.RawEvent``; any
-    other object raises TypeError. strategy: a name from ``strategies()``. timeout: seconds, None or
-    ``float('inf')`` for none. check_interval: seconds before the first
-    status check for a failed command (None: cw's 16 ms). spin_us: the spin
-    budget of spin-park and auto, in microseconds (None: cw's default).
+    other object raises TypeError. strategy: a name from ``strategies()``.
+    timeout: seconds, None or ``float('inf')`` for none, 0 for one look
+    without waiting (CW_WAIT_POLL). check_interval: seconds before the first
+    status check for a failed command (None or 0: cw's 16 ms). spin_us: the
+    spin budget of spin-park and auto, in microseconds (None or 0: cw's
+    default).
     flush: True or False (TypeError otherwise); False passes
     CW_WAIT_NO_FLUSH. Returns the execution status,
     CL_COMPLETE; raises CommandFailed, Timeout or another CwError.
@@ -505,7 +507,9 @@ def wait(event: Event, *, strategy: Union[str, int] = "default",
 def wait_all(events: Iterable[Event], *, strategy: Union[str, int] = "default",
              timeout: Optional[float] = None, check_interval: Optional[float] = None,
              spin_us: Optional[int] = None, flush: bool = True) -> List[int]:
-    """Wait until every event finished (cw_wait_all); options as ``wait``.
+    """Wait until every event finished (cw_wait_all); options as ``wait``
+    (``strategy`` and ``spin_us`` are checked but unused: cw_wait_all waits
+    one way).
 
     Returns each event's status (all CL_COMPLETE). When one failed it still
     waits for the others, then raises CommandFailed; every error has
@@ -529,7 +533,8 @@ def wait_all(events: Iterable[Event], *, strategy: Union[str, int] = "default",
 def wait_any(events: Iterable[Event], *, strategy: Union[str, int] = "default",
              timeout: Optional[float] = None, check_interval: Optional[float] = None,
              spin_us: Optional[int] = None, flush: bool = True) -> Tuple[int, int]:
-    """Wait until at least one event finished (cw_wait_any); options as ``wait``.
+    """Wait until at least one event finished (cw_wait_any); options as
+    ``wait`` (``strategy`` and ``spin_us`` are checked but unused).
 
     Returns (index, status) of a completed event (the lowest index when
     several finished). A failed event counts as finished: CommandFailed with
@@ -863,8 +868,8 @@ class Notifier:
 
 
 def _last_look(sync_wait: Callable[..., Any], events: Any) -> Any:
-    """After an asynchronous wait's timeout: the synchronous wait with the
-    shortest timeout (1 µs), without flushing, from the loop's thread."""
+    """After an asynchronous wait's timeout: the synchronous wait's one
+    look (timeout 0, CW_WAIT_POLL), without flushing, from the loop's thread."""
     return sync_wait(events, timeout=0, flush=False)
 
 
@@ -900,9 +905,9 @@ async def wait_async(event: Event, *, timeout: Optional[float] = None) -> int:
 
     timeout: seconds, None or ``float('inf')`` for none. Returns CL_COMPLETE
     or raises CommandFailed, Timeout or another CwError. When the timeout
-    passes, the answer is ``cw.wait``'s at 1 µs: a Timeout with the status
-    read, as the synchronous wait's, or the result of an event that
-    finished on the deadline.
+    passes, the answer is ``cw.wait``'s with ``timeout=0`` (one look): a
+    Timeout with the status read, as the synchronous wait's, or the result
+    of an event that finished on the deadline.
     """
     if timeout is not None:
         return await _shared(lambda n: n.wait(event, timeout))

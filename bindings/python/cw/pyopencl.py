@@ -23,7 +23,10 @@ Routed, while installed:
   of buffers, rectangles and images, and ``enqueue_map_buffer`` and
   ``enqueue_map_image``, with ``is_blocking=True`` (their default), are
   enqueued non-blocking and then waited on with ``cw.wait``: the same data
-  and the same returned objects, once the wait returns.
+  and the same returned objects, once the wait returns. (Ctrl-C there ends
+  cw's wait; the transfer's NannyEvent, dropped with the exception, still
+  waits for the transfer in pyopencl's destructor, which keeps the host
+  buffer valid until the device is done with it.)
 
 Each such wait is cw's (the strategy and options given to ``install``), with
 the GIL released; in the main thread Ctrl-C ends it with
