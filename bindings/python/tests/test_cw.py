@@ -219,10 +219,10 @@ def test_notifier_holds_a_stream_of_completions(cl_env):
     # After a delivery that leaves watches pending, the notifier delivers
     # what lands during its hold together at the hold's end; the first
     # completion after a quiet spell comes at once; nothing is held when
-    # nothing is pending. The hold here is long (0.3 s) so that a loaded
+    # nothing is pending. The hold here is long (0.6 s) so that a loaded
     # machine cannot blur the order; the test checks order, not speed.
     ctx = cl_env[0]
-    hold = 0.3
+    hold = 0.6
 
     async def main():
         loop = asyncio.get_running_loop()
