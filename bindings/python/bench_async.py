@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
@@ -238,12 +239,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=7, help="rounds (default %(default)s)")
     ap.add_argument("--iterations", type=int, default=100000,
                     help="loop iterations of the busy kernel (default %(default)s)")
+    ap.add_argument("--hold", type=float, metavar="SECONDS",
+                    help="the notifier's hold (cw.HOLD_DEFAULT unless given)")
+    ap.add_argument("--busy", type=int, default=0, metavar="K",
+                    help="run K CPU-bound loops (processes) beside the measurements")
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
     ap.add_argument("--text", metavar="PATH", help="write the printed report to a file too")
     args = ap.parse_args()
     global cw
     import cw as cw_module
     cw = cw_module
+    if args.hold is not None:
+        cw.HOLD_DEFAULT = args.hold
+    hold_us = cw.HOLD_DEFAULT * 1e6
     sizes = [int(x) for x in args.sizes.split(",")]
     rounds = args.rounds
     if args.quick:
@@ -260,7 +268,24 @@ def main():
         log("bench_async: no latencies or kernel times on this platform: %s" % no_clock)
     log("bench_async: %s, %s; N = %s; %d rounds" % (dev.platform.version, dev.device.name,
                                                     sizes, rounds))
-    load_before = os.getloadavg()
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(args.busy)]
+    if busy:
+        log("bench_async: %d CPU-bound loops running beside it" % len(busy))
+        time.sleep(1)  # let them take their CPUs before the load average is read
+    try:
+        load_before = os.getloadavg()
+        runs, progress = run_rounds(dev, sizes, rounds, timed)
+        load_after = os.getloadavg()
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    report_and_save(args, dev, sizes, rounds, timed, kernel_us, no_clock, hold_us, len(busy),
+                    load_before, load_after, runs, progress)
+
+
+def run_rounds(dev, sizes, rounds, timed):
     runs = {}
     progress = []
     for r in range(rounds):
@@ -276,7 +301,11 @@ def main():
                                     res["wall_s"] * 1e3, res["threads"],
                                     pct(res["latency_us"], 0.5)))
                 log(progress[-1])
-    load_after = os.getloadavg()
+    return runs, progress
+
+
+def report_and_save(args, dev, sizes, rounds, timed, kernel_us, no_clock, hold_us, busy,
+                    load_before, load_after, runs, progress):
     table = {k: summarise(v) for k, v in runs.items()}
 
     lines = ["bench_async: awaiting N concurrent kernel events on asyncio",
@@ -287,8 +316,9 @@ def main():
              "CPU/wall/threads: medians; p50/p99: all rounds' latencies" % (
                  args.iterations, "about %.0f µs" % kernel_us if timed else "run time unknown",
                  rounds),
-             "load average before %.2f, after %.2f; %d CPUs" % (
-                 load_before[0], load_after[0], os.cpu_count()),
+             "load average before %.2f, after %.2f; %d CPUs; %d CPU-bound loops beside it; "
+             "notifier hold %.0f µs" % (load_before[0], load_after[0], os.cpu_count(), busy,
+                                        hold_us),
              "latency: CL_PROFILING_COMMAND_END (CLOCK_MONOTONIC_RAW) to the coroutine resuming"
              if timed else "latency: not measured, " + no_clock,
              "",
@@ -324,7 +354,7 @@ def main():
                 "libcw": cw.library_version_string(), "iterations": args.iterations,
                 "kernel_us": kernel_us, "rounds": rounds, "sizes": sizes,
                 "loadavg_before": load_before, "loadavg_after": load_after,
-                "cpus": os.cpu_count(),
+                "cpus": os.cpu_count(), "busy_loops": busy, "hold_us": hold_us,
                 "results": [dict(method=m, n=n, **table[(m, n)]) for n in sizes for m in RUN],
                 "goals": [{"goal": g, "met": ok, "value": v} for g, ok, v in checks],
                 "runs": [{"method": m, "n": n, "round": i, "cpu_s": r["cpu_s"],

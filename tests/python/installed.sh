@@ -76,3 +76,18 @@ prefix)
 esac
 # pytest exits 5 when it collected nothing: set -e fails the test then too.
 "$vpy" -m pytest -q -p no:cacheprovider --rootdir "$work" "${tests[@]}"
+if [ "$mode" = prefix ]; then
+    # As a user points the tests at an installed library: CW_LIBRARY alone,
+    # from which test_drift.py takes the headers of PREFIX/include.
+    unset CW_INCLUDE_DIRS PKG_CONFIG_PATH
+    export CW_LIBRARY=$libdir/$soname CW_EXPECT_FOUND_BY=CW_LIBRARY
+    dirs=$(cd "$src/bindings/python/tests" &&
+        "$vpy" -c 'import test_drift; print(":".join(test_drift.include_dirs()))')
+    echo "CW_LIBRARY=$CW_LIBRARY: headers from $dirs"
+    if [ "$dirs" != "$work/prefix/include" ]; then
+        echo "expected the headers of $work/prefix/include" >&2
+        exit 1
+    fi
+    "$vpy" -m pytest -q -p no:cacheprovider --rootdir "$work" \
+        "$src/bindings/python/tests/test_drift.py"
+fi

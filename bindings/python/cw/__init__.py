@@ -34,6 +34,7 @@ import ctypes
 import itertools
 import math
 import numbers
+import os
 import reprlib
 import sys
 import threading
@@ -49,11 +50,11 @@ from ._version import __version__
 
 __all__ = [
     "__version__", "CL_COMPLETE", "CL_RUNNING", "CL_SUBMITTED", "CL_QUEUED",
-    "CHECK_INTERVAL_MAX", "SPIN_US_MAX", "WAIT_MANY_MAX", "TIMEOUT_MAX",
+    "CHECK_INTERVAL_MAX", "SPIN_US_MAX", "WAIT_MANY_MAX", "TIMEOUT_MAX", "HOLD_DEFAULT",
     "CwError", "InvalidArgument", "InvalidEvent", "Timeout", "CommandFailed", "OpenCLError",
     "NoMemory", "Unsupported", "NoResources", "LibraryNotFound", "RawEvent",
     "wait", "wait_all", "wait_any", "wait_async", "wait_all_async", "wait_any_async",
-    "Notifier", "Stats", "stats", "reset_stats", "AutoStats", "auto_stats", "strategies", "strerror", "status_name",
+    "Notifier", "Stats", "stats", "execution_status_name", "reset_stats", "AutoStats", "auto_stats", "strategies", "strerror", "status_name",
     "library_path", "library_found_by", "library_version", "library_version_string",
 ]
 
@@ -77,6 +78,7 @@ _OK = _C["CW_OK"]
 _TIMEOUT = _C["CW_ERR_TIMEOUT"]
 _INVALID_ARGUMENT = _C["CW_ERR_INVALID_ARGUMENT"]
 _COMMAND_FAILED = _C["CW_ERR_COMMAND_FAILED"]
+_POLL = _C["CW_WAIT_POLL"]
 
 # The longest single call into libcw from the main thread: the bound on how
 # long a signal handler waits to run, well inside 100 ms.
@@ -102,8 +104,35 @@ def strerror(code: int) -> str:
 
 
 def status_name(status: int) -> str:
-    """The OpenCL name of an execution status or error code, e.g. CL_OUT_OF_RESOURCES."""
+    """The OpenCL name of an error code, e.g. CL_OUT_OF_RESOURCES, or of a
+    non-negative execution status (CL_COMPLETE ... CL_QUEUED)."""
     return CL_STATUS_NAMES.get(status) or "unknown OpenCL status"
+
+
+# The negative execution statuses that have a name as such: the failures any
+# command may end with that OpenCL documents for its enqueue calls (no memory
+# for a buffer's data store, no device resources, no host memory) and the
+# status of a command whose wait list failed. Any other negative status is
+# whatever the implementation or a user event chose (PoCL ends a failed
+# command's dependents with -1, which as an API error code would read
+# CL_DEVICE_NOT_FOUND): it is reported as a number.
+_EXECUTION_ERRORS = (-4, -5, -6, -14)
+
+
+def execution_status_name(status: int) -> Optional[str]:
+    """The name of a command's execution status (CL_COMPLETE, CL_RUNNING, ...,
+    or one of the documented execution errors CL_MEM_OBJECT_ALLOCATION_FAILURE,
+    CL_OUT_OF_RESOURCES, CL_OUT_OF_HOST_MEMORY and
+    CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST); None for any other value."""
+    if status >= 0 or status in _EXECUTION_ERRORS:
+        return CL_STATUS_NAMES.get(status)
+    return None
+
+
+def _status_text(status: int) -> str:
+    """An execution status for a message: "CL_OUT_OF_RESOURCES (-5)", "status -42"."""
+    name = execution_status_name(status)
+    return "%s (%d)" % (name, status) if name else "status %d" % status
 
 
 _CODE_NAMES = {v: k for k, v in _C.items() if k == "CW_OK" or k.startswith("CW_ERR_")}
@@ -111,7 +140,13 @@ _CODE_NAMES = {v: k for k, v in _C.items() if k == "CW_OK" or k.startswith("CW_E
 
 class CwError(Exception):
     """A cw_error ``code`` (negative), with the OpenCL ``status`` that came
-    with it when there is one, and that status's name (``status_name``)."""
+    with it when there is one, and that status's name (``status_name``).
+
+    With CommandFailed and Timeout the status is the command's execution
+    status: ``status_name`` is ``execution_status_name(status)`` (None for a
+    negative status without a documented name, which the message gives as
+    "status -42"). With the other codes it is the error an OpenCL call
+    returned, named by ``status_name()``."""
 
     code: int
     code_name: str
@@ -122,9 +157,14 @@ class CwError(Exception):
         self.code = code
         self.code_name = _CODE_NAMES.get(code, "CW_ERR_%d" % -code)
         self.status = status
-        self.status_name = None if status is None else status_name(status)
         msg = strerror(code)
-        if status is not None:
+        if status is None:
+            self.status_name = None
+        elif code in (_COMMAND_FAILED, _TIMEOUT):
+            self.status_name = execution_status_name(status)
+            msg += ": " + _status_text(status)
+        else:
+            self.status_name = status_name(status)
             msg += ": %s (%d)" % (self.status_name, status)
         if detail:
             msg += ": " + detail
@@ -201,12 +241,15 @@ def _real(name: str, value: Any) -> float:
 
 
 def _timeout_us(timeout: Optional[float]) -> Optional[int]:
-    """Seconds to cw's int64 microseconds; None for no timeout."""
+    """Seconds to cw's int64 microseconds; None for no timeout, 0 for a
+    timeout of 0 (a look without waiting, CW_WAIT_POLL)."""
     if timeout is None:
         return None
     t = _real("timeout", timeout)
     if math.isinf(t):
         return None
+    if t == 0:
+        return 0
     us = math.ceil(t * 1_000_000)
     if us > _ffi.INT64_MAX:
         # Near INT64_MAX µs the float product rounds up past it (TIMEOUT_MAX
@@ -219,7 +262,7 @@ def _timeout_us(timeout: Optional[float]) -> Optional[int]:
         raise _bad("timeout must be at most %d.%06d s (INT64_MAX microseconds, the range of "
                    "cw_wait_options.timeout_us), got %r; use None or float('inf') for no "
                    "timeout" % (divmod(_ffi.INT64_MAX, 1_000_000) + (timeout,)))
-    return max(us, 1)  # cw reads 0 as "no timeout": a requested 0 s becomes 1 µs
+    return us
 
 
 def _check_interval_us(check_interval: Optional[float]) -> int:
@@ -227,8 +270,6 @@ def _check_interval_us(check_interval: Optional[float]) -> int:
         return 0  # cw's default
     t = _real("check_interval", check_interval)
     limit = _C["CW_CHECK_INTERVAL_US_MAX"]
-    if t == 0:
-        raise _bad("check_interval must be more than 0 s (None for cw's default)")
     if math.isinf(t) or math.ceil(t * 1_000_000) > limit:
         raise _bad("check_interval must be at most %g s (CW_CHECK_INTERVAL_US_MAX = %d µs), "
                    "got %r" % (limit / 1e6, limit, check_interval))
@@ -241,9 +282,9 @@ def _spin_us(spin_us: Optional[int]) -> int:
     if isinstance(spin_us, bool) or not isinstance(spin_us, numbers.Integral):
         raise TypeError("spin_us must be an int (microseconds), not %r" % (spin_us,))
     limit = _C["CW_SPIN_US_MAX"]
-    if not 1 <= spin_us <= limit:
-        raise _bad("spin_us must be in 1..%d (CW_SPIN_US_MAX), got %d (None for cw's default)"
-                   % (limit, spin_us))
+    if not 0 <= spin_us <= limit:
+        raise _bad("spin_us must be in 0..%d (CW_SPIN_US_MAX; 0 or None for cw's default), got "
+                   "%d" % (limit, spin_us))
     return int(spin_us)
 
 
@@ -393,6 +434,14 @@ def _options(strategy: Union[str, int], check_interval: Optional[float],
     return opts
 
 
+# The calls into libcw that continued a wait already counted (each slice after
+# the first, and the timeout of the slice before it): stats() takes them out,
+# so that one wait counts once in waits and, when it times out, once in
+# timeouts, as in C.
+_continued_lock = threading.Lock()
+_continued = [0]
+
+
 def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optional[int]) -> int:
     """Run one of cw's waits (``call``) until it returns something other
     than a timeout of its own slice, or the caller's timeout passes.
@@ -403,7 +452,12 @@ def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optiona
     KeyboardInterrupt propagates from here). cw's waits are safe to abandon at
     any point, and each call starts afresh from the event's current status.
     Other threads get no signals: they make one call with the whole timeout.
+    A timeout of 0 is one look (CW_WAIT_POLL), in any thread.
     """
+    if timeout_us == 0:
+        opts.flags |= _POLL
+        opts.timeout_us = 0
+        return call()
     if threading.current_thread() is not threading.main_thread():
         opts.timeout_us = timeout_us or 0
         return call()
@@ -416,6 +470,8 @@ def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optiona
         rc = call()
         if rc != _TIMEOUT or (deadline is not None and time.monotonic_ns() >= deadline):
             return rc
+        with _continued_lock:
+            _continued[0] += 1
 
 
 # --- synchronous waits ---------------------------------------------------------
@@ -427,10 +483,12 @@ def wait(event: Event, *, strategy: Union[str, int] = "default",
     """Wait for ``event`` in libcw with the GIL released (cw_wait).
 
     event: a ``pyopencl.Event`` (or subclass) or a ``cw.RawEvent``; any
-    other object raises TypeError. strategy: a name from ``strategies()``. timeout: seconds, None or
-    ``float('inf')`` for none. check_interval: seconds before the first
-    status check for a failed command (None: cw's 16 ms). spin_us: the spin
-    budget of spin-park and auto, in microseconds (None: cw's default).
+    other object raises TypeError. strategy: a name from ``strategies()``.
+    timeout: seconds, None or ``float('inf')`` for none, 0 for one look
+    without waiting (CW_WAIT_POLL). check_interval: seconds before the first
+    status check for a failed command (None or 0: cw's 16 ms). spin_us: the
+    spin budget of spin-park and auto, in microseconds (None or 0: cw's
+    default).
     flush: True or False (TypeError otherwise); False passes
     CW_WAIT_NO_FLUSH. Returns the execution status,
     CL_COMPLETE; raises CommandFailed, Timeout or another CwError.
@@ -449,7 +507,9 @@ def wait(event: Event, *, strategy: Union[str, int] = "default",
 def wait_all(events: Iterable[Event], *, strategy: Union[str, int] = "default",
              timeout: Optional[float] = None, check_interval: Optional[float] = None,
              spin_us: Optional[int] = None, flush: bool = True) -> List[int]:
-    """Wait until every event finished (cw_wait_all); options as ``wait``.
+    """Wait until every event finished (cw_wait_all); options as ``wait``
+    (``strategy`` and ``spin_us`` are checked but unused: cw_wait_all waits
+    one way).
 
     Returns each event's status (all CL_COMPLETE). When one failed it still
     waits for the others, then raises CommandFailed; every error has
@@ -473,7 +533,8 @@ def wait_all(events: Iterable[Event], *, strategy: Union[str, int] = "default",
 def wait_any(events: Iterable[Event], *, strategy: Union[str, int] = "default",
              timeout: Optional[float] = None, check_interval: Optional[float] = None,
              spin_us: Optional[int] = None, flush: bool = True) -> Tuple[int, int]:
-    """Wait until at least one event finished (cw_wait_any); options as ``wait``.
+    """Wait until at least one event finished (cw_wait_any); options as
+    ``wait`` (``strategy`` and ``spin_us`` are checked but unused).
 
     Returns (index, status) of a completed event (the lowest index when
     several finished). A failed event counts as finished: CommandFailed with
@@ -503,20 +564,84 @@ _RESULT = _struct.Struct("=Qii")
 assert _RESULT.size == ctypes.sizeof(_ffi.NotifierResult)
 
 
+class _HoldTimer:
+    """A timerfd (CLOCK_MONOTONIC, non-blocking), armed in nanoseconds:
+    asyncio's own timers wait in epoll_wait, whose timeout is whole
+    milliseconds, far coarser than a hold."""
+
+    class _Itimerspec(ctypes.Structure):
+        # struct itimerspec: two struct timespec {time_t tv_sec; long tv_nsec}.
+        _fields_ = [("it_interval", ctypes.c_long * 2), ("it_value", ctypes.c_long * 2)]
+
+    _libc: Optional[ctypes.CDLL] = None
+
+    def __init__(self) -> None:
+        libc = _HoldTimer._libc
+        if libc is None:
+            libc = _HoldTimer._libc = ctypes.CDLL(None, use_errno=True)
+            libc.timerfd_create.argtypes = [ctypes.c_int, ctypes.c_int]
+            libc.timerfd_settime.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                                             ctypes.c_void_p]
+        # CLOCK_MONOTONIC; TFD_NONBLOCK | TFD_CLOEXEC.
+        self.fd = libc.timerfd_create(1, 0o4000 | 0o2000000)
+        if self.fd < 0:
+            raise _error(_C["CW_ERR_NO_RESOURCES"])
+        self._spec = _HoldTimer._Itimerspec()
+        self._settime = libc.timerfd_settime
+
+    def arm(self, ns: int) -> None:
+        self._spec.it_value[0], self._spec.it_value[1] = divmod(ns, 1_000_000_000)
+        self._settime(self.fd, 0, ctypes.byref(self._spec), None)
+
+    def disarm(self) -> None:
+        self.arm(0)
+
+    def expired(self) -> None:
+        try:
+            os.read(self.fd, 8)
+        except BlockingIOError:
+            pass  # disarmed, or read already
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+# How long a notifier holds its deliveries after one that left watches
+# pending (see Notifier): seconds.
+HOLD_DEFAULT = 400e-6
+
+
 class Notifier:
     """A cw_notifier on an asyncio loop: awaits any number of events on one
     file descriptor, with no thread per wait. Use it from the loop's thread.
 
     check_interval: seconds before the first status check for failed
-    commands (no callback fires for them on PoCL and rusticl); None for cw's
-    default. Close it with ``close()`` (or use it as a context manager).
+    commands (no callback fires for them on PoCL and rusticl); None or 0
+    for cw's default. Close it with ``close()`` (or use it as a context
+    manager).
+
+    hold: seconds (default ``HOLD_DEFAULT``, 400 µs; 0: none). Each wake-up
+    of the loop costs its thread a sleep and a wake-up, more CPU than
+    delivering a result. So after a wake-up that delivered results while
+    other watches are still pending, the notifier stops waking the loop on
+    each completion for ``hold``: the completions that land meanwhile are
+    delivered together, in one wake-up at its end, and the hold goes on
+    while each one delivers something; a hold that delivers nothing, or
+    nothing left to wait for, ends it. The cost is latency: a completion
+    that lands during a hold is delivered up to ``hold`` later (plus the
+    timer's slack); the first completion after a quiet spell is delivered
+    at once.
     """
 
     _BATCH = 64
 
     def __init__(self, loop: Optional[asyncio.AbstractEventLoop] = None,
-                 check_interval: Optional[float] = None):
+                 check_interval: Optional[float] = None, hold: Optional[float] = None):
         self._loop = loop or asyncio.get_running_loop()
+        hold_s = HOLD_DEFAULT if hold is None else _real("hold", hold)
+        if math.isinf(hold_s) or hold_s > 1:
+            raise _bad("hold must be at most 1 s, got %r" % (hold,))
+        self._hold_ns = math.ceil(hold_s * 1e9)
         us = _check_interval_us(check_interval)
         ptr = ctypes.c_void_p()
         rc = _lib.cw_notifier_create(us, ctypes.byref(ptr))
@@ -530,6 +655,8 @@ class Notifier:
         self._results = (_ffi.NotifierResult * self._BATCH)()
         self._bytes = memoryview(self._results).cast("B")
         self._reading = False
+        self._timer: Optional[_HoldTimer] = None
+        self._holding = False
 
     @property
     def fd(self) -> int:
@@ -554,7 +681,7 @@ class Notifier:
                                                  _C["CW_ERR_INVALID_EVENT"]) else None)
         fut = self._loop.create_future()
         self._waiting[tag] = (fut, event)
-        if not self._reading:
+        if not self._reading and not self._holding:
             self._loop.add_reader(self._fd, self._on_readable)
             self._reading = True
         return tag, fut
@@ -643,12 +770,51 @@ class Notifier:
         return await self._watched(events, timeout, body, lambda: _last_look(wait_any, events))
 
     def _on_readable(self) -> None:
-        # Level-triggered: drain until a batch comes back short. Runs once per
-        # wake-up of the loop, on its thread: every step here is paid per event.
+        if self._deliver() and self._waiting and self._hold_ns:
+            # Completions that land in the next hold_ns are delivered together.
+            if self._timer is None:
+                self._timer = _HoldTimer()
+            self._loop.remove_reader(self._fd)
+            self._reading = False
+            self._holding = True
+            self._timer.arm(self._hold_ns)
+            self._loop.add_reader(self._timer.fd, self._on_hold_end)
+        else:
+            self._idle()
+
+    def _on_hold_end(self) -> None:
+        assert self._timer is not None
+        self._timer.expired()
+        if self._deliver() and self._waiting:
+            self._timer.arm(self._hold_ns)  # still a stream of completions: hold on
+            return
+        self._end_hold()
+        if self._waiting and not self._reading:
+            # Level-triggered: a completion that landed since the drain wakes
+            # the loop at once.
+            self._loop.add_reader(self._fd, self._on_readable)
+            self._reading = True
+        self._idle()
+
+    def _end_hold(self) -> None:
+        if self._holding:
+            assert self._timer is not None
+            self._loop.remove_reader(self._timer.fd)
+            self._timer.disarm()
+            self._holding = False
+
+    def _deliver(self) -> int:
+        """Drain every result there is and settle the futures; how many."""
+        # Drain until a batch comes back short. Runs once per wake-up of the
+        # loop, on its thread: every step here is paid per event. The ctypes
+        # call itself costs about 3 µs (cw_notifier_drain included); one
+        # result's future about as much again.
         drain, results, batch, waiting = _lib.cw_notifier_drain, self._results, self._BATCH, \
             self._waiting
+        delivered = 0
         while self._ptr:
             k = drain(self._ptr, results, batch)
+            delivered += k
             for tag, rc, status in _RESULT.iter_unpack(self._bytes[:k * _RESULT.size]):
                 entry = waiting.pop(tag, None)
                 if entry is None or entry[0].done():
@@ -659,12 +825,14 @@ class Notifier:
                     entry[0].set_exception(_error(rc, status))
             if k < batch:
                 break
-        self._idle()
+        return delivered
 
     def _idle(self) -> None:
-        if self._reading and not self._waiting:
-            self._loop.remove_reader(self._fd)
-            self._reading = False
+        if not self._waiting:
+            if self._reading:
+                self._loop.remove_reader(self._fd)
+                self._reading = False
+            self._end_hold()
 
     def close(self) -> None:
         """Destroy the notifier; pending awaits are cancelled."""
@@ -674,6 +842,10 @@ class Notifier:
         if self._reading:
             self._loop.remove_reader(self._fd)
             self._reading = False
+        self._end_hold()
+        if self._timer is not None:
+            self._timer.close()
+            self._timer = None
         for fut, _ in self._waiting.values():
             fut.cancel()
         self._waiting.clear()
@@ -690,11 +862,14 @@ class Notifier:
         if getattr(self, "_ptr", None):
             _lib.cw_notifier_destroy(self._ptr)
             self._ptr = None
+        if getattr(self, "_timer", None) is not None:
+            self._timer.close()  # type: ignore[union-attr]
+            self._timer = None
 
 
 def _last_look(sync_wait: Callable[..., Any], events: Any) -> Any:
-    """After an asynchronous wait's timeout: the synchronous wait with the
-    shortest timeout (1 µs), without flushing, from the loop's thread."""
+    """After an asynchronous wait's timeout: the synchronous wait's one
+    look (timeout 0, CW_WAIT_POLL), without flushing, from the loop's thread."""
     return sync_wait(events, timeout=0, flush=False)
 
 
@@ -730,9 +905,9 @@ async def wait_async(event: Event, *, timeout: Optional[float] = None) -> int:
 
     timeout: seconds, None or ``float('inf')`` for none. Returns CL_COMPLETE
     or raises CommandFailed, Timeout or another CwError. When the timeout
-    passes, the answer is ``cw.wait``'s at 1 µs: a Timeout with the status
-    read, as the synchronous wait's, or the result of an event that
-    finished on the deadline.
+    passes, the answer is ``cw.wait``'s with ``timeout=0`` (one look): a
+    Timeout with the status read, as the synchronous wait's, or the result
+    of an event that finished on the deadline.
     """
     if timeout is not None:
         return await _shared(lambda n: n.wait(event, timeout))
@@ -772,8 +947,9 @@ class Stats:
     """cw_stats: process-wide counters since start or ``reset_stats()``.
 
     In the main thread a synchronous wait longer than 50 ms is several calls
-    into libcw (see ``wait``): each counts in ``waits``, and each but the last
-    in ``timeouts``.
+    into libcw (see ``wait``): ``waits`` and ``timeouts`` count it once, as
+    C counts one call; the counters of the steps inside a wait (``parks``,
+    ``polls``, the latency samples, ...) count each call's steps.
     """
 
     waits: int
@@ -790,11 +966,15 @@ class Stats:
 def stats() -> Stats:
     """A snapshot of cw's counters (cw_stats_get)."""
     s = _ffi.Stats()
-    rc = _lib.cw_stats_get(ctypes.byref(s))
+    with _continued_lock:
+        rc = _lib.cw_stats_get(ctypes.byref(s))
+        continued = _continued[0]
     if rc != _OK:
         raise _error(rc)
-    return Stats(s.waits, s.spins, s.yields, s.parks, s.sleeps, s.polls, s.timeouts,
-                 s.latency_count, tuple(s.latency_us))
+    # A reset between a slice's return and its count here can leave more
+    # continuations than calls counted since: never below zero.
+    return Stats(max(0, s.waits - continued), s.spins, s.yields, s.parks, s.sleeps, s.polls,
+                 max(0, s.timeouts - continued), s.latency_count, tuple(s.latency_us))
 
 
 @dataclass(frozen=True)
@@ -832,7 +1012,9 @@ def auto_stats() -> AutoStats:
 
 def reset_stats() -> None:
     """Zero cw's counters (cw_stats_reset)."""
-    _lib.cw_stats_reset()
+    with _continued_lock:
+        _lib.cw_stats_reset()
+        _continued[0] = 0
 
 
 def strategies() -> List[str]:

@@ -32,6 +32,7 @@ CONSTANTS = {
     "CW_ERR_NO_RESOURCES": -8,
     # cw/wait.h
     "CW_WAIT_NO_FLUSH": 1,
+    "CW_WAIT_POLL": 4,
     "CW_SPIN_US_MAX": 1000000,
     "CW_CHECK_INTERVAL_US_MAX": 1000000,
     # cw/waitmany.h

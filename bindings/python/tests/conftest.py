@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Fixtures of the binding's tests."""
 
+import signal
+
 import pyopencl as cl
 import pytest
 
@@ -16,3 +18,11 @@ def cl_env():
     queue = cl.CommandQueue(ctx)
     prog = cl.Program(ctx, AXPY).build()
     return ctx, queue, prog
+
+
+@pytest.fixture
+def default_sigint():
+    # pytest may wrap SIGINT; the Ctrl-C tests rely on Python's own KeyboardInterrupt.
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)

@@ -7,6 +7,8 @@ import asyncio
 import importlib.metadata
 import os
 import pathlib
+import threading
+import time
 
 import pyopencl as cl
 import pytest
@@ -159,6 +161,107 @@ def test_error_classes_and_names():
     unknown = cw._error(-99, 1234)
     assert type(unknown) is cw.CwError and "unknown OpenCL status (1234)" in str(unknown)
     assert cw.status_name(-58) == "CL_INVALID_EVENT" and cw.status_name(3) == "CL_QUEUED"
+
+
+def test_negative_execution_status_is_a_number_unless_documented(cl_env):
+    # A command's negative status is an execution status: only the documented
+    # execution errors have names; -42 is not CL_INVALID_BINARY, nor PoCL's -1
+    # for a failed command's dependents CL_DEVICE_NOT_FOUND.
+    ctx, queue, _ = cl_env
+    u = cl.UserEvent(ctx)
+    marker = cl.enqueue_marker(queue, wait_for=[u])
+    u.set_status(-42)
+    with pytest.raises(cw.CommandFailed) as e:
+        cw.wait(u)
+    assert e.value.status == -42 and e.value.status_name is None
+    assert str(e.value).endswith(": status -42") and "CL_INVALID_BINARY" not in str(e.value)
+    with pytest.raises(cw.CommandFailed) as e:
+        cw.wait(marker, check_interval=0.002)
+    assert e.value.status < 0 and e.value.status not in (-4, -5, -6, -14)
+    assert str(e.value).endswith(": status %d" % e.value.status)
+    for status, name in ((-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE"), (-5, "CL_OUT_OF_RESOURCES"),
+                         (-6, "CL_OUT_OF_HOST_MEMORY"),
+                         (-14, "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST")):
+        v = cl.UserEvent(ctx)
+        v.set_status(status)
+        with pytest.raises(cw.CommandFailed) as e:
+            cw.wait_all([v])
+        assert e.value.status_name == name and str(e.value).endswith("%s (%d)" % (name, status))
+        assert cw.execution_status_name(status) == name
+    assert cw.execution_status_name(-42) is None and cw.execution_status_name(-1) is None
+    assert cw.execution_status_name(2) == "CL_SUBMITTED"
+    # A timeout's status is an execution status too.
+    p = cl.UserEvent(ctx)
+    with pytest.raises(cw.Timeout) as e:
+        cw.wait(p, timeout=0.001)
+    assert e.value.status_name == "CL_SUBMITTED" and str(e.value).endswith("CL_SUBMITTED (2)")
+    p.set_status(COMPLETE)
+    # An OpenCL call's error code keeps its API name.
+    assert str(cw._error(_ffi.CONSTANTS["CW_ERR_OPENCL"], -42)).endswith("CL_INVALID_BINARY (-42)")
+
+
+def test_timeout_zero_looks_once(cl_env):
+    # timeout=0 is a look without waiting (CW_WAIT_POLL), in every wait, in
+    # the main thread and others; None is no timeout.
+    ctx = cl_env[0]
+    pending = cl.UserEvent(ctx)
+    done = cl.UserEvent(ctx)
+    done.set_status(COMPLETE)
+    failed = cl.UserEvent(ctx)
+    failed.set_status(-5)
+    calls = (lambda e, **kw: cw.wait(e, **kw), lambda e, **kw: cw.wait_all([done, e], **kw),
+             lambda e, **kw: cw.wait_any([e], **kw))
+
+    def check():
+        for call in calls:
+            start = time.monotonic()
+            with pytest.raises(cw.Timeout) as e:
+                call(pending, timeout=0, strategy="cooperative")
+            assert time.monotonic() - start < 1.0  # far below a wait that waits
+            # The status read: wait_all's per event, in `statuses`.
+            status = getattr(e.value, "statuses", [e.value.status])[-1]
+            assert status in (cw.CL_SUBMITTED, cw.CL_QUEUED)
+            call(done, timeout=0)
+            with pytest.raises(cw.CommandFailed):
+                call(failed, timeout=0)
+        cw.reset_stats()
+        with pytest.raises(cw.Timeout):
+            cw.wait(pending, timeout=0.0)
+        s = cw.stats()
+        assert s.waits == 1 and s.timeouts == 1 and s.parks == 0
+
+    check()
+    errors = []
+    t = threading.Thread(target=lambda: errors.append(None) if check() is None else None)
+    t.start()
+    t.join(30)
+    assert errors == [None]
+    # None waits without a timeout.
+    set_later(pending, COMPLETE, 0.05)
+    assert cw.wait(pending, timeout=None) == COMPLETE
+
+
+def test_a_sliced_wait_counts_once(cl_env):
+    # In the main thread a 200 ms wait is several 50 ms calls into libcw: stats()
+    # counts it as one wait and one timeout, as C counts one call.
+    pending = cl.UserEvent(cl_env[0])
+    cw.reset_stats()
+    with pytest.raises(cw.Timeout):
+        cw.wait(pending, timeout=0.2)
+    s = cw.stats()
+    assert (s.waits, s.timeouts) == (1, 1)
+    with pytest.raises(cw.Timeout):
+        cw.wait_all([pending], timeout=0.12)
+    with pytest.raises(cw.Timeout):
+        cw.wait_any([pending], timeout=0.12)
+    s = cw.stats()
+    assert (s.waits, s.timeouts) == (3, 3)
+    set_later(pending, COMPLETE, 0.15)
+    assert cw.wait(pending) == COMPLETE  # a wait that outlasts slices and ends well
+    s = cw.stats()
+    assert (s.waits, s.timeouts) == (4, 3)
+    cw.reset_stats()
+    assert cw.stats().waits == 0
 
 
 def test_stats(cl_env):

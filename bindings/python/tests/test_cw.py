@@ -213,3 +213,65 @@ def test_readme_example_runs(tmp_path):
                        capture_output=True, text=True, timeout=60, cwd=str(tmp_path))
     assert p.returncode == 0, p.stderr
     assert "kernels ok; failed event raised CommandFailed, status -5" in p.stdout
+
+
+def test_notifier_holds_a_stream_of_completions(cl_env):
+    # After a delivery that leaves watches pending, the notifier delivers
+    # what lands during its hold together at the hold's end; the first
+    # completion after a quiet spell comes at once; nothing is held when
+    # nothing is pending. The hold here is long (0.6 s) so that a loaded
+    # machine cannot blur the order; the test checks order, not speed.
+    ctx = cl_env[0]
+    hold = 0.6
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        evs = [cl.UserEvent(ctx) for _ in range(3)]
+        with cw.Notifier(hold=hold) as n:
+            futs = [n.watch(e)[1] for e in evs]
+            start = loop.time()
+            evs[0].set_status(COMPLETE)
+            assert await futs[0] == COMPLETE
+            first = loop.time() - start
+            assert n._holding  # two watches still pending
+            evs[1].set_status(COMPLETE)
+            evs[2].set_status(COMPLETE)
+            await asyncio.sleep(0.05)
+            # Landed inside the hold: not delivered before it ends.
+            assert not futs[1].done() and not futs[2].done()
+            assert await asyncio.gather(*futs[1:]) == [COMPLETE, COMPLETE]
+            both = loop.time() - start
+            assert not n._holding and not n._reading  # nothing pending: idle
+            # The first completion did not wait for a hold; the others did.
+            assert first < both and both >= hold * 0.9
+        # hold=0: no hold at all.
+        ev = cl.UserEvent(ctx)
+        other = cl.UserEvent(ctx)
+        with cw.Notifier(hold=0) as n:
+            f, g = n.watch(ev)[1], n.watch(other)[1]
+            ev.set_status(COMPLETE)
+            assert await f == COMPLETE and not n._holding
+            other.set_status(COMPLETE)
+            assert await g == COMPLETE
+        # Closing during a hold cancels what is pending and leaves no reader.
+        evs = [cl.UserEvent(ctx) for _ in range(2)]
+        n = cw.Notifier(hold=1)
+        futs = [n.watch(e)[1] for e in evs]
+        evs[0].set_status(COMPLETE)
+        assert await futs[0] == COMPLETE and n._holding
+        timer_fd = n._timer.fd
+        n.close()
+        assert futs[1].cancelled() and not n._holding
+        with pytest.raises(OSError):
+            os.fstat(timer_fd)  # closed
+        evs[1].set_status(COMPLETE)
+
+    asyncio.run(main())
+    with pytest.raises(cw.InvalidArgument):
+        asyncio.run(_notifier(hold=-1))
+    with pytest.raises(cw.InvalidArgument):
+        asyncio.run(_notifier(hold=2))
+
+
+async def _notifier(**kw):
+    cw.Notifier(**kw).close()

@@ -27,7 +27,42 @@ def include_dirs():
     env = os.environ.get("CW_INCLUDE_DIRS")
     if env:
         return [d for d in env.split(os.pathsep) if d]
-    return [str(SOURCE_TREE / "include"), str(pathlib.Path(cw.library_path()).parent / "include")]
+    return include_dirs_of(cw.library_path())
+
+
+def include_dirs_of(library):
+    """The headers that belong with the library at ``library``: a build
+    folder's (build/libcw-opencl.so, whose generated headers are in
+    build/include, the rest in the source tree), or an install prefix's
+    (PREFIX/lib/libcw-opencl.so.1, or PREFIX/lib/<multiarch>/..., headers in
+    PREFIX/include); else the source tree's."""
+    libdir = pathlib.Path(library).resolve().parent if os.sep in library else None
+    if libdir is not None:
+        if (libdir / "include").is_dir():
+            return [str(SOURCE_TREE / "include"), str(libdir / "include")]
+        for prefix in (libdir.parent, libdir.parent.parent):
+            if (prefix / "include" / "cw.h").is_file():
+                return [str(prefix / "include")]
+    return [str(SOURCE_TREE / "include")]
+
+
+def test_include_dirs_of_an_installed_library(tmp_path):
+    # CW_LIBRARY=PREFIX/lib/libcw-opencl.so.1: the headers are PREFIX/include.
+    for libdir in ("lib", "lib64", "lib/x86_64-linux-gnu"):
+        prefix = tmp_path / libdir.replace("/", "-")
+        (prefix / libdir).mkdir(parents=True)
+        (prefix / "include").mkdir()
+        (prefix / "include" / "cw.h").write_text("")
+        lib = prefix / libdir / "libcw-opencl.so.1"
+        lib.write_text("")
+        assert include_dirs_of(str(lib)) == [str(prefix / "include")]
+    # A build folder: its generated headers beside the source tree's.
+    build = tmp_path / "build"
+    (build / "include").mkdir(parents=True)
+    assert include_dirs_of(str(build / "libcw-opencl.so")) == [
+        str(SOURCE_TREE / "include"), str(build / "include")]
+    # Found by the loader (a bare soname): the source tree's.
+    assert include_dirs_of("libcw-opencl.so.1") == [str(SOURCE_TREE / "include")]
 
 
 def ctype_signed(t):

@@ -38,14 +38,6 @@ def send_sigint_later(delay):
     return t, sent
 
 
-@pytest.fixture
-def default_sigint():
-    # pytest may wrap SIGINT; these tests rely on Python's own KeyboardInterrupt.
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, old)
-
-
 def interrupted(call):
     """Run call() until SIGINT interrupts it; returns seconds from signal to handler."""
     t, sent = send_sigint_later(DELAY)
