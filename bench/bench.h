@@ -542,8 +542,9 @@ int sign_test_rank(int n);
 #define SWEEP_NKERNELS 6
 #define SWEEP_NBUSY 4
 #define SWEEP_MAX_DELAY_US 50000
-/* A sweep cell's --max-time: 40 models and their start-up in 10 minutes
- * (a kept sweep with 10 s took 3.5 minutes, 11 models left undecided). */
+/* A sweep cell's --max-time: a 100 ms command's strategies need seconds a
+ * round, and most cells are decided in a few seconds, so that 40 models
+ * still fit in about 10 minutes. */
 #define SWEEP_MAX_TIME 20.0
 extern const char *const sweep_kernels[SWEEP_NKERNELS];
 extern const double sweep_busy_us[SWEEP_NBUSY];

@@ -64,7 +64,7 @@ static void cell_verdicts(const results *r, const char *kernel, int cfg, char *o
  * its added latency (medians) and its CPU per launch (means) over
  * blocking's in the same cell, and the two ratios as text. */
 static int write_data(FILE *f, const results *r, const config *cfgs, int ncfg,
-                      const kernel_spec *ks, int nk, const cw_strategy *strat, int ns) {
+                      const kernel_spec *ks, int nk, const cw_strategy *strat, int ns, bool sweep) {
     int x = 0;
     for (int c = 0; c < ncfg; ++c)
         for (int k = 0; k < nk; ++k) {
@@ -77,8 +77,14 @@ static int write_data(FILE *f, const results *r, const config *cfgs, int ncfg,
                 const record *p = find_record(r, ks[k].name, c, cw_strategy_name(strat[j]));
                 double lat = p ? p->st[M_LATENCY][S_MEDIAN] / b->st[M_LATENCY][S_MEDIAN] : NAN;
                 double cpu = p ? p->st[M_CPU][S_MEAN] / b->st[M_CPU][S_MEAN] : NAN;
-                fprintf(f, "%d\t%s %s %s  %s\t%d\t%s", x, cfgs[c].model.spec, ks[k].name,
-                        cfgs[c].spec, verdicts, j, cw_strategy_name(strat[j]));
+                /* A drawn model's parameters would take the whole
+                 * picture: the sweep's cells are named by their number in
+                 * its table. */
+                char model[32];
+                if (sweep)
+                    snprintf(model, sizeof model, "model %d", c + 1);
+                fprintf(f, "%d\t%s %s %s  %s\t%d\t%s", x, sweep ? model : cfgs[c].model.spec,
+                        ks[k].name, cfgs[c].spec, verdicts, j, cw_strategy_name(strat[j]));
                 for (int q = 0; q < 2; ++q) {
                     double v = q ? cpu : lat;
                     if (isfinite(v) && v > 0)
@@ -158,7 +164,7 @@ int write_plot(const char *png, const options *o, const results *r, const config
     }
     cw_strategy strat[NSTRAT];
     int ns = selected_strategies(o, strat);
-    int cells = write_data(f, r, cfgs, ncfg, ks, nk, strat, ns);
+    int cells = write_data(f, r, cfgs, ncfg, ks, nk, strat, ns, o->sweep > 0);
     fclose(f);
     /* Parameters, then the script from bench/plot.gp (embedded at build time).
      * strat_ids carries each column's cw_strategy value, so a strategy keeps
