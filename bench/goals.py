@@ -148,6 +148,9 @@ def figures(doc):
         b = rows.get("blocking")
         if not b:
             continue
+        for key, col in (("blat", "added_latency_us_median"), ("bcpu", "cpu_us_mean")):
+            if b.get(col) is not None:
+                ratios.setdefault((model, "blocking", key), []).append(b[col])
         for s, r in rows.items():
             if s not in strategies:
                 strategies.append(s)
@@ -178,6 +181,12 @@ def figure_tables(doc, markdown):
             if row[1] != "-" or row[2] != "-":
                 rows.append(row)
         out += (md_table(head, rows) if markdown else text_table(head, rows)) + [""]
+        lat, cpu = ratios.get((model, "blocking", "blat")), ratios.get((model, "blocking", "bcpu"))
+        if lat and cpu:
+            out += [f"`blocking` itself, median of cells (lowest-highest): added latency "
+                    f"{statistics.median(lat):.1f} us ({min(lat):.1f}-{max(lat):.1f}), CPU per "
+                    f"launch {statistics.median(cpu):.1f} us ({min(cpu):.1f}-{max(cpu):.1f}).",
+                    ""]
     if layer is None and any(m != "pocl3" for m in models):
         out.append("(the JSON does not name the model layer)")
     return out
