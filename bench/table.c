@@ -75,17 +75,18 @@ void print_run_header(FILE *f, const options *o, const run_info *ri, const resul
     fprintf(f, "%-17s %s\n", "date", ri->date);
     fprintf(f,
             "%-17s %u timed per (kernel, config, strategy) or %g s per cell, whichever first%s;\n"
-            "%-17s blocks of %u, warm-up %u per strategy\n",
+            "%-17s blocks of %u, warm-up %u per strategy; a cell with checks of the goals\n"
+            "%-17s ends sooner once they are decided (its 'cell:' line says which)\n",
             "launches", o->launches, o->max_time, o->min_time > 0 ? " (at least min-time)" : "", "",
-            o->block, o->warmup);
+            o->block, o->warmup, "");
     kernel_spec ks[MAX_KERNELS];
     int nk = build_kernels(o, ks);
     for (int k = 0; k < nk; ++k)
         if (ks[k].is_long)
             fprintf(f,
-                    "%-17s %s: %u timed per strategy (at least %u whatever the time), blocks "
-                    "of 1, warm-up %u\n",
-                    "long kernel", ks[k].name, ks[k].launches, LONG_MIN_LAUNCHES, ks[k].warmup);
+                    "%-17s %s: blocks of 1, warm-up %u; without checks %u timed per strategy (at "
+                    "least %u whatever the time), with checks as they need, up to the launches\n",
+                    "long kernel", ks[k].name, ks[k].warmup, ks[k].launches, LONG_MIN_LAUNCHES);
     fprintf(f, "%-17s", "driver models");
     for (int m = 0; m < o->nmodels; ++m) {
         driver_model dm;
