@@ -13,8 +13,10 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: cw-bench [options]\n"
-            "Compares cw's wait strategies (cw_wait) on OpenCL kernels: the launching thread's\n"
-            "CPU time, wall time, kernel run time (event profiling) and overhead per launch.\n"
+            "Compares cw's wait strategies (cw_wait) on OpenCL kernels: per launch, the\n"
+            "launching thread's CPU time, the added latency (the wait's return after the\n"
+            "command's profiled end), its wake-ups, the command's run time and the wall time,\n"
+            "and decides the benchmark's goals cell by cell (PASS, MISS or UNDECIDED).\n"
             "Each CPU configuration runs in a re-executed copy of this program, pinned to its\n"
             "CPUs with the OpenCL runtime's worker count set to match (POCL_MAX_PTHREAD_COUNT,\n"
             "POCL_CPU_MAX_CU_COUNT, LP_NUM_THREADS). Strategies are interleaved in blocks.\n"
@@ -22,16 +24,19 @@ static void usage(FILE *f) {
             "Options take their value as --opt VALUE or --opt=VALUE.\n"
             "\n"
             "options (default in brackets):\n"
-            "  --launches N        timed launches per strategy in a cell [%u; quick %u]\n"
+            "  --launches N        timed launches per strategy in a cell; a cell with checks\n"
+            "                      of the goals stops sooner once they are decided, and\n"
+            "                      at N launches at most [%u; quick %u]\n"
             "  --min-time SEC      keep launching a cell past N launches until SEC seconds\n"
             "                      have passed in it (never past --max-time) [%g]\n"
             "  --max-time SEC      stop a cell after the round in which SEC seconds passed,\n"
-            "                      warm-up included, even short of N launches [%g]\n"
+            "                      warm-up included, even short of N launches or with\n"
+            "                      checks undecided [%g; sweep %g]\n"
             "  --block N           launches per strategy per round-robin block [%u]\n"
             "  --warmup N          untimed launches per strategy before timing [%u; quick %u]\n"
             "  --strategies LIST   comma-separated subset of:",
-            DEF_LAUNCHES, QUICK_LAUNCHES, DEF_MIN_TIME, DEF_MAX_TIME, DEF_BLOCK, DEF_WARMUP,
-            QUICK_WARMUP);
+            DEF_LAUNCHES, QUICK_LAUNCHES, DEF_MIN_TIME, DEF_MAX_TIME, SWEEP_MAX_TIME, DEF_BLOCK,
+            DEF_WARMUP, QUICK_WARMUP);
     int col = 44;
     for (int s = CW_STRATEGY_BLOCKING; s < CW_STRATEGY_COUNT; ++s) {
         const char *name = cw_strategy_name((cw_strategy)s);
