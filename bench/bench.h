@@ -56,11 +56,11 @@
 #define DEF_MIN_TIME 0.0
 /* A cell's time budget, its cap when its checks stay undecided: the
  * default run times 6 kernels x 2 configs under 3 driver models, 36 cells,
- * and most are decided in a few seconds; 25 s for those that are not (the
- * long commands on the real driver, whose 9 strategies take seconds a
- * round) keeps the run within 10 minutes while at most about 15 reach it. A long cell keeps its
- * LONG_MIN_LAUNCHES whatever the budget. */
-#define DEF_MAX_TIME 25.0
+ * and most are decided in a few seconds; the long commands on the real
+ * driver, whose 9 strategies take seconds a round, need tens of seconds,
+ * and 45 s keeps the run within 10 minutes while at most about 8 cells
+ * reach it. A long cell keeps its LONG_MIN_LAUNCHES whatever the budget. */
+#define DEF_MAX_TIME 45.0
 /* Busy targets from LONG_US up are long kernels: a GPU user's 10 ms to
  * seconds. They get their own launch counts (kernels.c), so that a default
  * run that includes a 1 s kernel stays short. */
