@@ -33,7 +33,7 @@
 /* CPU configurations from --configs; every driver model runs each of them,
  * and a "config" below is one (driver model, CPU configuration) pair. */
 #define MAX_CPU_CONFIGS 16
-#define MAX_MODELS 8
+#define MAX_MODELS 64
 #define MAX_CONFIGS 64
 #define MAX_BUSY 8
 #define MAX_KERNELS (2 + MAX_BUSY)
@@ -54,13 +54,13 @@
 #define DEF_BLOCK 5u
 #define DEF_WARMUP 10u
 #define DEF_MIN_TIME 0.0
-/* A cell's time budget: the default run times 7 kernels x 2 configs under
- * 3 driver models, and under a model whose callbacks come 20 ms late a
- * callback-driven wait takes 20 ms whatever the kernel. 8 s a cell keeps
- * that run within about 8 minutes (plan.c puts it at under 6) while a
- * PoCL cell still gets thousands of launches per strategy; a long cell
- * keeps its LONG_MIN_LAUNCHES whatever the budget. */
-#define DEF_MAX_TIME 8.0
+/* A cell's time budget, its cap when its checks stay undecided: the
+ * default run times 6 kernels x 2 configs under 3 driver models, 36 cells,
+ * and most are decided in a few seconds; the long commands on the real
+ * driver, whose 9 strategies take seconds a round, need tens of seconds,
+ * and 45 s keeps the run within 10 minutes while at most about 8 cells
+ * reach it. A long cell keeps its LONG_MIN_LAUNCHES whatever the budget. */
+#define DEF_MAX_TIME 45.0
 /* Busy targets from LONG_US up are long kernels: a GPU user's 10 ms to
  * seconds. They get their own launch counts (kernels.c), so that a default
  * run that includes a 1 s kernel stays short. */
@@ -99,10 +99,24 @@ int64_t ts_ns(const struct timespec *ts);
 /* --- statistics --- */
 
 /* Per launch: CPU and wall of enqueue + wait, the kernel's run time, wall -
- * kernel, and the CPU and wall of the cw_wait call alone. */
-enum { M_CPU, M_WALL, M_KERNEL, M_OVERHEAD, M_WAIT_CPU, M_WAIT_WALL, M_COUNT };
+ * kernel, the CPU and wall of the cw_wait call alone, the added latency
+ * (the wait's return - the command's end) and the waiting thread's
+ * voluntary context switches in the wait (its wake-ups). */
+enum {
+    M_CPU,
+    M_WALL,
+    M_KERNEL,
+    M_OVERHEAD,
+    M_WAIT_CPU,
+    M_WAIT_WALL,
+    M_LATENCY,
+    M_WAKEUPS,
+    M_COUNT
+};
 enum { S_MEAN, S_MEDIAN, S_P90, S_P99, S_MAX, S_SD, S_COUNT };
 extern const char *const metric_names[M_COUNT];
+/* "_us" for times, "" for counts: a JSON or CSV key is name, unit, _stat. */
+extern const char *const metric_units[M_COUNT];
 extern const char *const stat_names[S_COUNT];
 extern const char *const stats_names[8];
 extern const char *const auto_stats_names[NSTATS_AUTO];
@@ -123,6 +137,7 @@ typedef struct options {
     unsigned launches, block, warmup;
     bool launches_set, warmup_set, floor_trips_set;
     double min_time, max_time; /* seconds per cell */
+    bool max_time_set;
     unsigned floor_trips;
     bool strategy_on[NSTRAT]; /* indexed by cw_strategy; [CW_STRATEGY_DEFAULT]: "default" */
     int ncfg;
@@ -145,6 +160,9 @@ typedef struct options {
     bool dry_run;          /* print the plan, check the output files, run nothing */
     unsigned long spin_us; /* cw_wait_options.spin_us (0: cw's default) */
     bool stats;            /* cw_stats per (kernel, config, strategy) */
+    int sweep;             /* --sweep N: N drawn driver models (0: none) */
+    unsigned long seed;    /* --seed: the sweep's draws */
+    bool seed_set;
     /* Set by the parent for the re-executed child. */
     mode mode;
     int result_fd;
@@ -268,9 +286,23 @@ typedef struct calibration {
     double target_us[MAX_BUSY], measured_us[MAX_BUSY];
 } calibration;
 
+/* One goal check's outcome in a cell, as the child sent it. */
+typedef struct check_rec {
+    char kernel[32];
+    int cfg;
+    char goal;
+    char strategy[48];
+    char what[96];
+    int v; /* verdict */
+    int pairs, rounds, ncond;
+    double est[2], lo[2], hi[2];
+} check_rec;
+
 typedef struct results {
     record *rec;
     int nrec, caprec;
+    check_rec *checks;
+    int nchecks, capchecks;
     char header[8][2][256];
     int nheader;
     char errors[32][512];
@@ -299,6 +331,8 @@ void proto_result(FILE *f, const char *kernel, const char *strategy, unsigned la
 void proto_stats(FILE *f, const char *kernel, const char *strategy, const uint64_t v[NSTATS]);
 void proto_cell(FILE *f, const char *kernel, unsigned launches, double elapsed_s,
                 const char *stopped_by, bool profiling_ok);
+struct vcheck;
+void proto_check(FILE *f, const char *kernel, int rounds, const struct vcheck *ck);
 void proto_floor(FILE *f, unsigned trips, const double st[S_COUNT]);
 void proto_learned(FILE *f, const uint64_t v[NLEARNED]);
 
@@ -322,11 +356,16 @@ typedef struct child {
     bool calib_started;
     bool calib_wall;         /* calibration: profiling unusable, time by wall */
     bool profiling_unusable; /* found on a kernel that runs long enough to tell */
+    /* The clockid_t of event profiling's timestamps; 0: not yet known,
+     * -1: neither host clock (added latency unknown). */
+    int prof_clock;
 } child;
 
 typedef struct sample {
     double cpu_us, wall_us, kernel_us;
     double wait_cpu_us, wait_wall_us; /* the cw_wait call alone */
+    double latency_us;                /* the wait's return - the command's end */
+    double wakeups;                   /* voluntary context switches in the wait */
 } sample;
 
 /* Opens OpenCL and sends the header records; 0, or -1 after reporting. */
@@ -359,7 +398,8 @@ typedef struct run_info {
     char cw_version[32];
     const char *git_commit;
     const char *compiler;
-    const char *layer; /* the driver model layer the children load; NULL: none */
+    const char *layer;              /* the driver model layer the children load; NULL: none */
+    const struct sweep_draw *draws; /* --sweep: the models drawn, one per config */
 } run_info;
 
 /* A run's plan (plan.c): worked out from the options before anything runs. */
@@ -410,6 +450,11 @@ void print_run_header(FILE *f, const options *o, const run_info *ri, const resul
 void print_tables(FILE *f, const results *r, const config *cfgs, int ncfg, const kernel_spec *ks,
                   int nk);
 void print_floors(FILE *f, const results *r, const config *cfgs, int ncfg);
+/* The goals' checks, cell by cell, and each goal's count of verdicts. */
+void print_checks(FILE *f, const results *r, const config *cfgs, int ncfg);
+/* A goal's verdict in config cfg over its checks there (n: the count of
+ * each verdict): MISS if one missed, PASS if all passed, else UNDECIDED. */
+int goal_verdict(const results *r, int cfg, char goal, int n[3]);
 void print_stats(FILE *f, const results *r, const config *cfgs, int ncfg, const kernel_spec *ks,
                  int nk);
 
@@ -423,5 +468,92 @@ void plot_preflight(const char *png);
 /* 0 on success, 1 when gnuplot is missing (skipped), -1 on failure. */
 int write_plot(const char *png, const options *o, const results *r, const config *cfgs, int ncfg,
                const kernel_spec *ks, int nk, const run_info *ri);
+
+/* --- goals and verdicts (verdict.c) --- */
+
+/* Commands from this long on are judged by CPU per second waited (goal a). */
+#define GOAL_LONG_US 20000.0
+/* Goal b's commands: this long and longer. */
+#define GOAL_B_MIN_US 100.0
+/* A strategy's figures over one round's block: added latency (the block's
+ * median) and CPU per launch (its mean without its largest value), CPU of the waits over their wall
+ * (s/s), and goal b's latency bound max(100 us, 0.5% of the mean command). */
+enum { VM_LAT, VM_CPU, VM_CPS, VM_CMDB, VM_COUNT };
+typedef struct round_fig {
+    bool ran;
+    double v[VM_COUNT];
+} round_fig;
+void round_figures(const sample *s, unsigned n, round_fig *f);
+
+typedef enum verdict { V_UNDECIDED, V_PASS, V_MISS } verdict;
+extern const char *const verdict_names[3];
+typedef struct vterm {
+    int strat, metric; /* cw_strategy, VM_* */
+    double coef;
+} vterm;
+/* sum(coef x figure) + c <= 0, per round. */
+typedef struct vcond {
+    int nterm;
+    vterm t[2];
+    double c;
+} vcond;
+/* One check of a goal in a cell. ncond 1: a requirement, PASS when its
+ * condition's interval lies wholly at or below 0, MISS wholly above. ncond
+ * 2: the judged strategy does not beat auto: PASS when either condition is
+ * decided false, MISS when both are decided true. */
+typedef struct vcheck {
+    char goal; /* 'a', 'b', 'c' */
+    int strat; /* the strategy the check is about */
+    char what[96];
+    int ncond;
+    vcond cond[2];
+    int pairs; /* rounds in which every strategy of the check ran */
+    double est[2], lo[2], hi[2];
+    verdict v;
+} vcheck;
+#define MAX_CHECKS 48
+typedef struct goal_cell {
+    bool pocl3;  /* the real driver, unchanged: goal a */
+    bool nvidia; /* the nvidia preset as it is: goal b */
+    bool latency_kernel;
+    double command_us; /* the command's nominal run time */
+    bool on[NSTRAT];   /* strategies in the cell */
+} goal_cell;
+/* The goals' checks of a cell; returns how many (at most max). */
+int goal_checks(const goal_cell *gc, vcheck *out, int max);
+/* Evaluates ck over rounds 0..nrounds-1 of figs[strategy][round];
+ * scratch holds nrounds doubles. */
+void check_eval(vcheck *ck, const round_fig *const *figs, int nrounds, double *scratch);
+/* The median of d (sorted in place) and its distribution-free 95% interval
+ * (the sign test's order statistics); -1, the bounds NAN, below 6 values,
+ * where no such interval exists. */
+int median_interval(double *d, int n, double *median, double *lo, double *hi);
+/* k: the interval is the k-th smallest to the k-th largest of n; 0 below 6. */
+int sign_test_rank(int n);
+/* Rounds before a cell's checks may stop it: blocks of several launches
+ * (short commands), blocks of one (long commands); from MIN_ROUNDS_DROP
+ * rounds on, a strategy whose checks are all decided stops launching. */
+#define MIN_ROUNDS_SHORT 6
+#define MIN_ROUNDS_LONG 6
+#define MIN_ROUNDS_DROP 6
+
+/* --- the sweep (sweep.c) --- */
+
+#define SWEEP_NKERNELS 6
+#define SWEEP_NBUSY 4
+#define SWEEP_MAX_DELAY_US 50000
+/* A sweep cell's --max-time: a 100 ms command's strategies need seconds a
+ * round, and most cells are decided in a few seconds, so that 40 models
+ * still fit in about 10 minutes. */
+#define SWEEP_MAX_TIME 20.0
+extern const char *const sweep_kernels[SWEEP_NKERNELS];
+extern const double sweep_busy_us[SWEEP_NBUSY];
+typedef struct sweep_draw {
+    char spec[256];  /* the model: pocl3 and its drawn parameters */
+    char kernel[32]; /* one of sweep_kernels */
+    int cpus;        /* 1, or 0: all allowed CPUs */
+} sweep_draw;
+/* The index-th model of the sweep with this seed. */
+void sweep_draw_model(unsigned long seed, int index, sweep_draw *d);
 
 #endif

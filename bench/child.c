@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -39,16 +41,46 @@ static cl_int enqueue(child *c, const kernel_spec *k, cl_event *ev) {
     return err;
 }
 
+/* The host clock that event profiling's timestamps are in: PoCL takes
+ * them from CLOCK_MONOTONIC_RAW, other drivers may use CLOCK_MONOTONIC.
+ * Found on the first launch: the clock in which the command was queued
+ * between the reads before and after its enqueue (the two clocks differ by
+ * the NTP's slew since boot, seconds on a long-running host). */
+static int profiling_clock(const child *c, cl_event ev, const struct timespec before[2],
+                           const struct timespec after[2]) {
+    (void)c;
+    cl_ulong queued = 0;
+    if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL) !=
+        CL_SUCCESS)
+        return -1;
+    static const clockid_t ids[2] = {CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC};
+    for (int i = 0; i < 2; ++i)
+        if ((int64_t)queued >= ts_ns(&before[i]) && (int64_t)queued <= ts_ns(&after[i]))
+            return (int)ids[i];
+    return -1;
+}
+
+static long nvcsw(void) {
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nvcsw : 0;
+}
+
 int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
     cw_wait_options wo = {.strategy = s, .spin_us = (uint32_t)c->o->spin_us};
-    struct timespec c0, w0, w1, c1, wc0, ww0;
+    struct timespec c0, w0, w1, c1, wc0, ww0, before[2], ret[2];
     cl_event ev = NULL;
     /* On the strategy's own queue (child_open); the kernel helpers enqueue
      * on the host's. */
     cl_command_queue shared = c->h.queue;
     c->h.queue = c->queues[s];
+    /* Wake-ups: the thread's voluntary context switches from before the
+     * enqueue to after the wait, read outside the timed span (a getrusage
+     * call costs about as much CPU as a short wait). */
+    long sw0 = nvcsw();
+    clock_gettime(CLOCK_MONOTONIC_RAW, &before[0]);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     clock_gettime(CLOCK_MONOTONIC, &w0);
+    before[1] = w0;
     cl_int err = enqueue(c, k, &ev);
     c->h.queue = shared;
     int rc = CW_OK;
@@ -60,7 +92,10 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
     if (err == CL_SUCCESS)
         rc = cw_wait(ev, &wo, &st);
     clock_gettime(CLOCK_MONOTONIC, &w1);
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ret[0]);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    long sw1 = nvcsw();
+    ret[1] = w1;
     if (err != CL_SUCCESS) {
         child_error(c, "%s: enqueue failed: OpenCL error %d", k->name, err);
         return -1;
@@ -77,6 +112,20 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
      * model's, which the bench set. */
     err = k->timer_us > 0 ? (kns = (cl_ulong)(k->timer_us * 1e3), CL_SUCCESS)
                           : cwh_event_runtime_ns(ev, &kns);
+    /* The command's end as the driver recorded it (under a timer-driven
+     * device, the marker's, which ends when the model's timer completes
+     * the command), in the host clock found on the first launch. */
+    if (c->prof_clock == 0)
+        c->prof_clock = profiling_clock(c, ev, before, ret);
+    cl_ulong end_ns = 0;
+    double latency = NAN;
+    if (c->prof_clock > 0 &&
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end_ns, &end_ns, NULL) ==
+            CL_SUCCESS &&
+        end_ns > 0)
+        latency = (double)(ts_ns(&ret[c->prof_clock == (int)CLOCK_MONOTONIC_RAW ? 0 : 1]) -
+                           (int64_t)end_ns) /
+                  1e3;
     clReleaseEvent(ev);
     if (err != CL_SUCCESS) {
         child_error(c, "%s: event profiling failed: OpenCL error %d", k->name, err);
@@ -88,6 +137,8 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
         out->kernel_us = (double)kns / 1e3;
         out->wait_cpu_us = (double)(ts_ns(&c1) - ts_ns(&wc0)) / 1e3;
         out->wait_wall_us = (double)(ts_ns(&w1) - ts_ns(&ww0)) / 1e3;
+        out->latency_us = latency;
+        out->wakeups = (double)(sw1 - sw0);
     }
     return 0;
 }
@@ -118,50 +169,90 @@ static void send_learned(child *c) {
 /* The timed samples of one cell, per strategy, grown a round at a time. */
 typedef struct cell_samples {
     sample *s[NSTRAT];
-    unsigned count, cap; /* per strategy */
+    unsigned n[NSTRAT], cap[NSTRAT]; /* per strategy (index into the selected ones) */
     uint64_t counts[NSTRAT][NSTATS];
+    round_fig *figs[NSTRAT]; /* per cw_strategy, per round: the block's figures */
+    double *scratch;
+    int rounds, round_cap;
 } cell_samples;
 
-static void reserve(cell_samples *cs, int ns, unsigned need) {
-    if (need <= cs->cap)
+static void *grow(void *p, size_t size) {
+    void *q = realloc(p, size);
+    if (!q)
+        die("out of memory");
+    return q;
+}
+
+static void reserve(cell_samples *cs, int j, unsigned need) {
+    if (need <= cs->cap[j])
         return;
-    unsigned cap = cs->cap ? cs->cap : 1024;
+    unsigned cap = cs->cap[j] ? cs->cap[j] : 256;
     while (cap < need)
         cap *= 2;
-    for (int j = 0; j < ns; ++j) {
-        sample *p = realloc(cs->s[j], sizeof(sample) * cap);
-        if (!p)
-            die("out of memory");
-        cs->s[j] = p;
+    cs->s[j] = grow(cs->s[j], sizeof(sample) * cap);
+    cs->cap[j] = cap;
+}
+
+/* Makes room for round cs->rounds, every strategy marked as not run in it. */
+static void new_round(cell_samples *cs) {
+    if (cs->rounds == cs->round_cap) {
+        int cap = cs->round_cap ? cs->round_cap * 2 : 64;
+        for (int s = 0; s < NSTRAT; ++s)
+            cs->figs[s] = grow(cs->figs[s], sizeof(round_fig) * (size_t)cap);
+        cs->scratch = grow(cs->scratch, sizeof(double) * (size_t)cap);
+        cs->round_cap = cap;
     }
-    cs->cap = cap;
+    for (int s = 0; s < NSTRAT; ++s)
+        cs->figs[s][cs->rounds].ran = false;
 }
 
 /* Sends one R record (and S with --stats) per strategy. */
 static void send_results(child *c, const kernel_spec *k, const cw_strategy *strat, int ns,
                          const cell_samples *cs, bool ok, size_t bad) {
-    double *v = malloc(sizeof(double) * (cs->count ? cs->count : 1));
-    if (!v)
-        die("out of memory");
     for (int j = 0; j < ns; ++j) {
+        unsigned n = cs->n[j];
+        double *v = malloc(sizeof(double) * (n ? n : 1));
+        if (!v)
+            die("out of memory");
         double st[M_COUNT][S_COUNT];
         for (int m = 0; m < M_COUNT; ++m) {
-            for (unsigned i = 0; i < cs->count; ++i) {
+            size_t nv = 0;
+            for (unsigned i = 0; i < n; ++i) {
                 const sample *p = &cs->s[j][i];
-                v[i] = m == M_CPU         ? p->cpu_us
-                       : m == M_WALL      ? p->wall_us
-                       : m == M_KERNEL    ? p->kernel_us
-                       : m == M_WAIT_CPU  ? p->wait_cpu_us
-                       : m == M_WAIT_WALL ? p->wait_wall_us
-                                          : p->wall_us - p->kernel_us;
+                double x = m == M_CPU         ? p->cpu_us
+                           : m == M_WALL      ? p->wall_us
+                           : m == M_KERNEL    ? p->kernel_us
+                           : m == M_WAIT_CPU  ? p->wait_cpu_us
+                           : m == M_WAIT_WALL ? p->wait_wall_us
+                           : m == M_LATENCY   ? p->latency_us
+                           : m == M_WAKEUPS   ? p->wakeups
+                                              : p->wall_us - p->kernel_us;
+                if (isfinite(x))
+                    v[nv++] = x;
             }
-            summarize(v, cs->count, st[m]);
+            summarize(v, nv, st[m]);
         }
-        proto_result(c->out, k->name, cw_strategy_name(strat[j]), cs->count, ok, bad, st);
+        proto_result(c->out, k->name, cw_strategy_name(strat[j]), n, ok, bad, st);
         if (c->o->stats)
             proto_stats(c->out, k->name, cw_strategy_name(strat[j]), cs->counts[j]);
+        free(v);
     }
-    free(v);
+}
+
+/* The goals that apply to this cell: the model comes from the parent
+ * (CW_BENCH_MODEL); goal a is the real driver's alone (plain pocl3), goal b
+ * the nvidia preset's as it is. */
+static void cell_goals(const child *c, const kernel_spec *k, goal_cell *gc) {
+    memset(gc, 0, sizeof *gc);
+    const char *model = getenv("CW_BENCH_MODEL");
+    if (!model)
+        model = "pocl3";
+    gc->pocl3 = !strcmp(model, "pocl3");
+    gc->nvidia = !strcmp(model, "nvidia");
+    gc->latency_kernel = k->kind == K_LATENCY;
+    gc->command_us = k->timer_us > 0 ? k->timer_us : k->nominal_us;
+    for (int s = 0; s < NSTRAT; ++s)
+        gc->on[s] = c->o->strategy_on[s];
 }
 
 /* Runs one cell: one kernel with every selected strategy, within the cell's
@@ -189,17 +280,26 @@ static int run_cell(child *c, const kernel_spec *k) {
             if (launch(c, k, strat[j], NULL) != 0)
                 return -1;
 
+    /* The goals' checks decide how long the cell runs: it launches until
+     * each is decided (PASS or MISS) or its budget ends, and only the
+     * strategies of undecided checks keep launching. A cell without checks
+     * runs its launches. */
+    goal_cell gc;
+    cell_goals(c, k, &gc);
+    vcheck checks[MAX_CHECKS];
+    int nck = goal_checks(&gc, checks, MAX_CHECKS);
+    unsigned cap = nck ? o->launches : k->launches;
+    int min_rounds = k->block > 1 ? MIN_ROUNDS_SHORT : MIN_ROUNDS_LONG;
+
     cell_samples cs;
     memset(&cs, 0, sizeof cs);
-    reserve(&cs, ns, k->launches < 65536 ? k->launches : 65536);
     int rc = 0;
     const char *stopped_by = "launches";
     /* Each round runs a block of every strategy, in a new random order each
      * round (a fixed seed, so runs are repeatable): drift and ordering effects
      * hit every strategy alike, and no strategy always follows the same one
      * (after blocking, the same code measured up to 2 us CPU lower). The
-     * budget is checked between rounds only, so every strategy keeps the same
-     * number of launches. */
+     * budget is checked between rounds only. */
     int order[NSTRAT];
     for (int j = 0; j < ns; ++j)
         order[j] = j;
@@ -207,22 +307,34 @@ static int run_cell(child *c, const kernel_spec *k) {
     /* A long cell keeps its first launches whatever --max-time says: one
      * launch of a 1 s kernel per strategy is no mean. */
     unsigned least = k->is_long ? LONG_MIN_LAUNCHES : 1;
-    if (least > k->launches)
-        least = k->launches;
+    if (least > cap)
+        least = cap;
+    bool active[NSTRAT];
+    for (int j = 0; j < ns; ++j)
+        active[j] = true;
     while (rc == 0) {
         double elapsed = now_s() - t0;
-        bool n_done = cs.count >= k->launches;
-        if (cs.count >= least && elapsed >= o->max_time) {
+        unsigned done = ~0u; /* the fewest launches among the active strategies */
+        int nactive = 0;
+        for (int j = 0; j < ns; ++j)
+            if (active[j]) {
+                done = cs.n[j] < done ? cs.n[j] : done;
+                ++nactive;
+            }
+        if (nactive == 0) {
+            stopped_by = "decided";
+            break;
+        }
+        bool n_done = done >= cap;
+        if (done >= least && elapsed >= o->max_time) {
             stopped_by = "max-time";
             break;
         }
         if (n_done && elapsed >= o->min_time) {
-            stopped_by = cs.count > k->launches ? "min-time" : "launches";
+            stopped_by = done > cap ? "min-time" : "launches";
             break;
         }
-        unsigned count =
-            n_done || k->launches - cs.count >= k->block ? k->block : k->launches - cs.count;
-        reserve(&cs, ns, cs.count + count);
+        unsigned count = n_done || cap - done >= k->block ? k->block : cap - done;
         for (int j = ns - 1; j > 0; --j) {
             seed ^= seed << 13;
             seed ^= seed >> 17;
@@ -231,16 +343,21 @@ static int run_cell(child *c, const kernel_spec *k) {
             order[j] = order[pick];
             order[pick] = tmp;
         }
-        for (int j = 0; j < ns && rc == 0; ++j) {
-            int idx = order[j];
+        new_round(&cs);
+        for (int jj = 0; jj < ns && rc == 0; ++jj) {
+            int idx = order[jj];
+            if (!active[idx])
+                continue;
+            reserve(&cs, idx, cs.n[idx] + count);
             cw_stats before, after;
             cw_stats_auto abefore, aafter;
             if (o->stats) {
                 cw_stats_get(&before);
                 cw_stats_auto_get(&abefore, sizeof abefore);
             }
+            sample *blk = &cs.s[idx][cs.n[idx]];
             for (unsigned m = 0; m < count && rc == 0; ++m)
-                rc = launch(c, k, strat[idx], &cs.s[idx][cs.count + m]);
+                rc = launch(c, k, strat[idx], &blk[m]);
             if (o->stats) {
                 uint64_t a[NSTATS], b[NSTATS];
                 cw_stats_get(&after);
@@ -250,8 +367,37 @@ static int run_cell(child *c, const kernel_spec *k) {
                 for (int q = 0; q < NSTATS; ++q)
                     cs.counts[idx][q] += a[q] - b[q];
             }
+            if (rc == 0) {
+                round_figures(blk, count, &cs.figs[strat[idx]][cs.rounds]);
+                cs.n[idx] += count;
+            }
         }
-        cs.count += count;
+        if (rc != 0)
+            break;
+        cs.rounds++;
+        if (nck == 0)
+            continue;
+        /* Every check on every round so far; the strategies of the checks
+         * still undecided run the next round. */
+        bool need[NSTRAT] = {false};
+        for (int q = 0; q < nck; ++q) {
+            check_eval(&checks[q], (const round_fig *const *)cs.figs, cs.rounds, cs.scratch);
+            if (checks[q].v != V_UNDECIDED)
+                continue;
+            for (int d = 0; d < checks[q].ncond; ++d)
+                for (int t = 0; t < checks[q].cond[d].nterm; ++t)
+                    need[checks[q].cond[d].t[t].strat] = true;
+        }
+        if (cs.rounds >= MIN_ROUNDS_DROP)
+            for (int j = 0; j < ns; ++j)
+                active[j] = need[strat[j]];
+        /* All decided, but too few rounds to stop: the rest run on. */
+        bool any = false;
+        for (int j = 0; j < ns; ++j)
+            any |= active[j];
+        if (!any && cs.rounds < min_rounds)
+            for (int j = 0; j < ns; ++j)
+                active[j] = true;
     }
 
     /* Verify what the device computed, after every launch of this kernel. */
@@ -269,9 +415,12 @@ static int run_cell(child *c, const kernel_spec *k) {
         child_error(c, "%s: WRONG RESULT: %zu elements differ", k->name, bad);
 
     bool profiling_ok = !c->profiling_unusable;
-    if (rc == 0 && cs.count > 0) {
+    unsigned most = 0;
+    for (int j = 0; j < ns; ++j)
+        most = cs.n[j] > most ? cs.n[j] : most;
+    if (rc == 0 && most > 0) {
         double wall_sum = 0, kernel_sum = 0;
-        for (unsigned i = 0; i < cs.count; ++i) {
+        for (unsigned i = 0; i < cs.n[0]; ++i) {
             wall_sum += cs.s[0][i].wall_us;
             kernel_sum += cs.s[0][i].kernel_us;
         }
@@ -281,18 +430,26 @@ static int run_cell(child *c, const kernel_spec *k) {
         if (k->timer_us > 0)
             profiling_ok = true; /* the model's run time, not profiling */
         else if (k->kind == K_LATENCY)
-            profiling_ok &= kernel_sum >= 0.05 * cs.count;
+            profiling_ok &= kernel_sum >= 0.05 * cs.n[0];
         else
             profiling_ok &= kernel_sum >= 0.01 * wall_sum;
         if (!profiling_ok && !c->profiling_unusable)
             proto_note(c->out, "event profiling reports almost no kernel run time on this "
                                "platform: the kernel and overhead columns are meaningless");
+        if (c->prof_clock < 0 && !c->profiling_unusable)
+            proto_note(c->out, "event profiling's timestamps are in neither CLOCK_MONOTONIC nor "
+                               "CLOCK_MONOTONIC_RAW: no added latency, and no verdicts on it");
         c->profiling_unusable |= !profiling_ok;
         send_results(c, k, strat, ns, &cs, ok, bad);
+        for (int q = 0; q < nck; ++q)
+            proto_check(c->out, k->name, cs.rounds, &checks[q]);
     }
-    proto_cell(c->out, k->name, cs.count, now_s() - t0, stopped_by, profiling_ok);
+    proto_cell(c->out, k->name, most, now_s() - t0, stopped_by, profiling_ok);
     for (int j = 0; j < ns; ++j)
         free(cs.s[j]);
+    for (int s = 0; s < NSTRAT; ++s)
+        free(cs.figs[s]);
+    free(cs.scratch);
     return ok ? 0 : -1;
 }
 

@@ -5,14 +5,18 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: cw-bench [options]\n"
-            "Compares cw's wait strategies (cw_wait) on OpenCL kernels: the launching thread's\n"
-            "CPU time, wall time, kernel run time (event profiling) and overhead per launch.\n"
+            "Compares cw's wait strategies (cw_wait) on OpenCL kernels: per launch, the\n"
+            "launching thread's CPU time, the added latency (the wait's return after the\n"
+            "command's profiled end), its wake-ups, the command's run time and the wall time,\n"
+            "and decides the benchmark's goals cell by cell (PASS, MISS or UNDECIDED).\n"
             "Each CPU configuration runs in a re-executed copy of this program, pinned to its\n"
             "CPUs with the OpenCL runtime's worker count set to match (POCL_MAX_PTHREAD_COUNT,\n"
             "POCL_CPU_MAX_CU_COUNT, LP_NUM_THREADS). Strategies are interleaved in blocks.\n"
@@ -20,16 +24,19 @@ static void usage(FILE *f) {
             "Options take their value as --opt VALUE or --opt=VALUE.\n"
             "\n"
             "options (default in brackets):\n"
-            "  --launches N        timed launches per strategy in a cell [%u; quick %u]\n"
+            "  --launches N        timed launches per strategy in a cell; a cell with checks\n"
+            "                      of the goals stops sooner once they are decided, and\n"
+            "                      at N launches at most [%u; quick %u]\n"
             "  --min-time SEC      keep launching a cell past N launches until SEC seconds\n"
             "                      have passed in it (never past --max-time) [%g]\n"
             "  --max-time SEC      stop a cell after the round in which SEC seconds passed,\n"
-            "                      warm-up included, even short of N launches [%g]\n"
+            "                      warm-up included, even short of N launches or with\n"
+            "                      checks undecided [%g; sweep %g]\n"
             "  --block N           launches per strategy per round-robin block [%u]\n"
             "  --warmup N          untimed launches per strategy before timing [%u; quick %u]\n"
             "  --strategies LIST   comma-separated subset of:",
-            DEF_LAUNCHES, QUICK_LAUNCHES, DEF_MIN_TIME, DEF_MAX_TIME, DEF_BLOCK, DEF_WARMUP,
-            QUICK_WARMUP);
+            DEF_LAUNCHES, QUICK_LAUNCHES, DEF_MIN_TIME, DEF_MAX_TIME, SWEEP_MAX_TIME, DEF_BLOCK,
+            DEF_WARMUP, QUICK_WARMUP);
     int col = 44;
     for (int s = CW_STRATEGY_BLOCKING; s < CW_STRATEGY_COUNT; ++s) {
         const char *name = cw_strategy_name((cw_strategy)s);
@@ -50,7 +57,7 @@ static void usage(FILE *f) {
         "                      busy kernel by name, e.g. busy-100us,busy-1ms [all]\n"
         "  --busy-us LIST      target run times of the busy kernel on one worker, in us,\n"
         "                      calibrated at start-up (at most %d)\n"
-        "                      [100,1000,20000,100000,1000000; quick 100,1000]\n"
+        "                      [100,1000,20000,100000; quick 100,1000]\n"
         "  --long-time SEC     a long busy kernel (%g ms or more) runs about SEC seconds of\n"
         "                      launches per strategy, at least %u, in blocks of 1, with one\n"
         "                      warm-up launch per strategy where those take at most %g s\n"
@@ -78,6 +85,12 @@ static void usage(FILE *f) {
         "  --plot FILE.png     plot mean CPU and wall per launch with gnuplot [none]\n"
         "                      (each FILE is opened before the run starts, and a run\n"
         "                      that cannot write one does not start)\n"
+        "  --sweep N           instead of the driver models: N models drawn from the\n"
+        "                      ranges of the model layer's parameters, each with one\n"
+        "                      kernel and one CPU configuration; prints each model and\n"
+        "                      whether auto is beaten there (goal c) (at most %d)\n"
+        "  --seed S            the sweep's draws: the same seed, the same models\n"
+        "                      [taken from the clock, and printed]\n"
         "  --quick             smoke run: %u launches, %u warm-up, %u floor trips, short\n"
         "                      calibration, for what is not given\n"
         "  --dry-run           print the plan and check the output files; run nothing\n"
@@ -94,7 +107,7 @@ static void usage(FILE *f) {
         cw_strategy_name(CW_STRATEGY_DEFAULT), cw_strategy_name(CW_STRATEGY_DEFAULT), MAX_BUSY,
         LONG_US / 1000, LONG_MIN_LAUNCHES, LONG_WARMUP_BUDGET_US / 1e6, DEF_LONG_TIME,
         DEF_BUSY_GLOBAL, DEF_SAXPY_N, DEF_FLOOR_TRIPS, QUICK_FLOOR_TRIPS, CW_SPIN_US_MAX,
-        QUICK_LAUNCHES, QUICK_WARMUP, QUICK_FLOOR_TRIPS);
+        MAX_MODELS, QUICK_LAUNCHES, QUICK_WARMUP, QUICK_FLOOR_TRIPS);
 }
 
 static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out) {
@@ -222,6 +235,8 @@ enum {
     OPT_DRY_RUN,
     OPT_DRIVER_MODEL,
     OPT_LONG_TIME,
+    OPT_SWEEP,
+    OPT_SEED,
     OPT_CHILD,
     OPT_RESULT_FD,
     OPT_LABEL,
@@ -251,6 +266,8 @@ static const struct option long_options[] = {
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"driver-model", required_argument, NULL, OPT_DRIVER_MODEL},
     {"long-time", required_argument, NULL, OPT_LONG_TIME},
+    {"sweep", required_argument, NULL, OPT_SWEEP},
+    {"seed", required_argument, NULL, OPT_SEED},
     {"help", no_argument, NULL, 'h'},
     {"child", required_argument, NULL, OPT_CHILD},
     {"result-fd", required_argument, NULL, OPT_RESULT_FD},
@@ -261,7 +278,7 @@ static const struct option long_options[] = {
 /* The default run: the short kernels, then GPU-length ones; the real
  * driver, then the models of PoCL 7 and NVIDIA's driver. --quick keeps the
  * short kernels on the real driver only, unless told otherwise. */
-static const double def_busy_us[] = {100, 1000, 20000, 100000, 1000000};
+static const double def_busy_us[] = {100, 1000, 20000, 100000};
 #define DEF_NBUSY ((int)(sizeof def_busy_us / sizeof def_busy_us[0]))
 #define QUICK_NBUSY 2
 static const char *const def_models[] = {"pocl3", "pocl7", "nvidia", NULL};
@@ -317,6 +334,7 @@ void parse_options(int argc, char **argv, options *o) {
             break;
         case OPT_MIN_TIME:
         case OPT_MAX_TIME:
+            o->max_time_set |= c == OPT_MAX_TIME;
             if (!parse_double(v, 0, 1e6, c == OPT_MIN_TIME ? &o->min_time : &o->max_time))
                 die("--%s: expected seconds from 0 to 1e6, got '%s'",
                     c == OPT_MIN_TIME ? "min-time" : "max-time", v);
@@ -384,6 +402,17 @@ void parse_options(int argc, char **argv, options *o) {
             if (!parse_double(v, 0, 1e6, &o->long_time))
                 die("--long-time: expected seconds from 0 to 1e6, got '%s'", v);
             break;
+        case OPT_SWEEP:
+            o->sweep = (int)uint_opt("sweep", v, 1, MAX_MODELS);
+            break;
+        case OPT_SEED: {
+            unsigned long u;
+            if (!parse_uint(v, 0, 0xfffffffful, &u))
+                die("--seed: expected a whole number from 0 to 4294967295, got '%s'", v);
+            o->seed = u;
+            o->seed_set = true;
+            break;
+        }
         case OPT_CHILD:
             if (!strcmp(v, "run"))
                 o->mode = MODE_RUN;
@@ -415,6 +444,29 @@ void parse_options(int argc, char **argv, options *o) {
             o->warmup = QUICK_WARMUP;
         if (!o->floor_trips_set)
             o->floor_trips = QUICK_FLOOR_TRIPS;
+    }
+    if (o->seed_set && !o->sweep)
+        die("--seed goes with --sweep");
+    if (o->sweep) {
+        if (o->models_set)
+            die("--sweep draws its own driver models: no --driver-model with it");
+        if (o->kernels_sel[0] && o->mode == MODE_PARENT)
+            die("--sweep draws each model's kernel: no --kernels with it");
+        if (o->busy_iters_set && o->mode == MODE_PARENT)
+            die("--sweep calibrates its own busy sizes: no --busy-iters with it");
+        /* Every child has the same settings: the sweep's busy sizes, its
+         * cell budget and a short floor. */
+        if (!o->max_time_set)
+            o->max_time = SWEEP_MAX_TIME;
+        if (!o->floor_trips_set)
+            o->floor_trips = QUICK_FLOOR_TRIPS;
+        if (!o->busy_iters_set) {
+            for (int b = 0; b < SWEEP_NBUSY; ++b)
+                o->busy_us[b] = sweep_busy_us[b];
+            o->nbusy = SWEEP_NBUSY;
+        }
+        if (!o->seed_set)
+            o->seed = ((unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16)) & 0xfffffffful;
     }
     if (o->min_time > o->max_time)
         die("--min-time %g is above --max-time %g", o->min_time, o->max_time);

@@ -132,8 +132,12 @@ static void json_header(FILE *f, const options *o, const run_info *ri, const res
     fputc('}', f);
     json_list(f, "notes", r->notes, r->nnotes);
     json_list(f, "errors", r->errors, r->nerr);
-    fputs(",\n    \"units\": \"microseconds per launch; ratios against blocking in the same "
-          "(kernel, config); floor: one-way futex wake-to-run latency\"\n  },\n",
+    fputs(",\n    \"units\": \"microseconds per launch (wakeups_*: voluntary context switches "
+          "of the launching thread per launch); added_latency: the wait's return - the command's "
+          "end (event profiling); ratios against blocking in the same (kernel, config); floor: "
+          "one-way futex wake-to-run latency; checks: each goal check's median paired "
+          "difference per round and its 95% interval (the sign test's), PASS wholly <= 0, MISS "
+          "wholly > 0\"\n  },\n",
           f);
 }
 
@@ -195,8 +199,8 @@ static void json_record(FILE *f, const results *r, const record *p, const config
     jstr(f, "stopped_by", ce ? ce->stopped_by : "");
     for (int m = 0; m < M_COUNT; ++m)
         for (int q = 0; q < S_COUNT; ++q) {
-            char key[32];
-            snprintf(key, sizeof key, "%s_us_%s", metric_names[m], stat_names[q]);
+            char key[48];
+            snprintf(key, sizeof key, "%s%s_%s", metric_names[m], metric_units[m], stat_names[q]);
             jnum(f, key, p->st[m][q]);
         }
     jnum(f, "cpu_ratio_mean", ratio_to_blocking(r, p, M_CPU, S_MEAN));
@@ -246,7 +250,45 @@ int write_json(const char *path, const options *o, const run_info *ri, const res
         fputs(i ? "," : "", f);
         json_record(f, r, &r->rec[i], &cfgs[r->rec[i].cfg], ks, nk);
     }
-    fputs("\n  ]\n}\n", f);
+    fputs("\n  ],\n  \"checks\": [", f);
+    for (int i = 0; i < r->nchecks; ++i) {
+        const check_rec *c = &r->checks[i];
+        const config *cf = &cfgs[c->cfg];
+        fprintf(f, "%s\n    {\"kernel\": ", i ? "," : "");
+        json_string(f, c->kernel);
+        jstr(f, "driver_model", cf->model.spec);
+        jstr(f, "config", cf->spec);
+        fprintf(f, ", \"goal\": \"%c\"", c->goal);
+        jstr(f, "strategy", c->strategy);
+        jstr(f, "check", c->what);
+        jstr(f, "verdict", verdict_names[c->v]);
+        fprintf(f, ", \"pairs\": %d, \"rounds\": %d, \"conditions\": [", c->pairs, c->rounds);
+        for (int k = 0; k < c->ncond; ++k) {
+            fprintf(f, "%s{\"difference\": ", k ? ", " : "");
+            json_number(f, c->est[k]);
+            jnum(f, "lo", c->lo[k]);
+            jnum(f, "hi", c->hi[k]);
+            fputc('}', f);
+        }
+        fputs("]}", f);
+    }
+    fputs("\n  ]", f);
+    if (ri->draws) {
+        fprintf(f, ",\n  \"sweep\": {\"seed\": %lu, \"models\": [", o->seed);
+        for (int i = 0; i < o->sweep; ++i) {
+            int n[3];
+            int v = goal_verdict(r, i, 'c', n);
+            fprintf(f, "%s\n    {\"index\": %d", i ? "," : "", i + 1);
+            jstr(f, "driver_model", ri->draws[i].spec);
+            jstr(f, "kernel", ri->draws[i].kernel);
+            jstr(f, "config", cfgs[i].spec);
+            jstr(f, "goal_c", verdict_names[v]);
+            fprintf(f, ", \"checks_pass\": %d, \"checks_miss\": %d, \"checks_undecided\": %d}",
+                    n[V_PASS], n[V_MISS], n[V_UNDECIDED]);
+        }
+        fputs("\n  ]}", f);
+    }
+    fputs("\n}\n", f);
     return close_file(f, path);
 }
 
@@ -281,7 +323,7 @@ int write_csv(const char *path, const run_info *ri, const results *r, const conf
     fputs("kernel,kernel_param,driver_model,config,cpus,workers,cpu_list,strategy,launches,ok", f);
     for (int m = 0; m < M_COUNT; ++m)
         for (int q = 0; q < S_COUNT; ++q)
-            fprintf(f, ",%s_us_%s", metric_names[m], stat_names[q]);
+            fprintf(f, ",%s%s_%s", metric_names[m], metric_units[m], stat_names[q]);
     fputs(",cpu_ratio_mean,cpu_ratio_median,wall_ratio_mean,wall_ratio_median,cpu_per_wait_s,"
           "cell_elapsed_s,"
           "stopped_by,floor_one_way_us_median,cw_version,git_commit,compiler,platform,device,"

@@ -1,256 +1,200 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The default run's comparison and its goals, from a cw-bench JSON file.
+"""The benchmark's goals and their verdicts, from cw-bench JSON files.
 
-Reads a cw-bench --json file (python3 standard library only) and prints:
+The goals (bench/README.md#goals); cw-bench decides every check of them in
+the cell it belongs to (bench/verdict.c), on paired, interleaved rounds, and
+writes each check's verdict and 95% interval into its JSON ("checks"):
 
-1. For every driver model, kernel and config: auto's and cooperative's mean
-   wall and mean CPU per launch as ratios to blocking's in the same cell,
-   cooperative's added wall (its mean wall minus blocking's, in us) and
-   each one's CPU per second of waiting.
-2. The goals, each a PASS or MISS line with the figures behind it:
-   a. on pocl3 (the real driver, unchanged), for every kernel: cooperative
-      and auto mean CPU at most 1.05x blocking's, mean wall at most 1.02x;
-   b. under nvidia, for commands of 100 us and longer: auto mean wall at
-      most 1.05x blocking's and mean CPU at most 0.10x; for the latency
-      kernel: wall at most 1.05x and CPU at most 1.0x;
-   c. under every model: auto mean wall within 5% of the best fixed
-      strategy's, and mean CPU at most 1.2x the lowest CPU among the fixed
-      strategies within 5% of that best wall.
-   A goal whose model or kernels the run lacks says so (SKIP).
-   Where the JSON has each mean's standard deviation (`*_us_sd`), every
-   ratio comes with its standard error (the two means' relative errors
-   combined: sqrt((sd_a/mean_a)^2/n_a + (sd_b/mean_b)^2/n_b) of the ratio),
-   and each goal counts its misses that lie within two standard errors of
-   their bound: a cell of few launches cannot tell those from a pass. That
-   is said beside the verdict and changes none.
+  a. pocl3 unchanged (the real driver, no layer), every kernel and CPU
+     configuration: auto's and cooperative's added latency at most
+     blocking's x 1.05 + 2 us; CPU per launch at most 1.05x blocking's for
+     commands under 20 ms; from 20 ms on, CPU per second waited at most
+     blocking's + 0.5 ms per second.
+  b. nvidia: for commands of 100 us and longer, auto's CPU at most 0.10x
+     blocking's and its added latency at most max(100 us, 0.5% of the
+     command); on the 1-work-item kernel (latency), added latency at most
+     blocking's x 1.05 at a CPU at most blocking's.
+  c. every driver model: auto is not beaten with a margin by any fixed
+     strategy: none has both added latency at most auto's / 1.05 and CPU at
+     most auto's, and none has both CPU at most auto's / 1.2 and added
+     latency at most auto's.
+  d. goal c under the sweep (cw-bench --sweep N): it holds, decided, for at
+     least 38 of 40 drawn driver models.
 
---markdown prints the same as Markdown; --update DOC... puts that Markdown
-between the lines "<!-- goals.py begin -->" and "<!-- goals.py end -->" of
-each DOC (with "<!-- goals.py begin goals -->", each goal's verdict line alone), so
-that the figures in bench/README.md and README.md come from a kept run's
-JSON and are never typed; --check DOC... says whether they still do (the
-docs.bench_goals test). Exit status: 0 when every goal passes (--check:
-every DOC is up to date), 1 when one misses (or was skipped, with
---strict; --check: a DOC is not), 2 on bad input.
+A goal PASSes when every check of it passed, MISSes when one missed, and is
+UNDECIDED otherwise. This script only reports: it decides nothing itself.
 
-usage: goals.py FILE [--markdown] [--update DOC...] [--check DOC...] [--strict]
+Prints the goals with their verdict counts and every check that did not
+pass (goal a's and b's passes too), and, per driver model, each strategy's
+added latency and CPU against blocking's. --sweep FILE adds goal d from a
+sweep's JSON. --update DOC... rewrites the blocks between
+"<!-- goals.py begin KIND -->" and "<!-- goals.py end -->" in each DOC
+(KIND: goals, sweep or figures), so that the figures in bench/README.md and
+README.md come from the kept runs and are never typed; --check DOC... says
+whether they still do (the docs.bench_goals test). Exit status: 0 when
+every goal passes (--check: every DOC is up to date), 1 otherwise, 2 on bad
+input.
+
+usage: goals.py BENCH.json [--sweep SWEEP.json] [--update DOC...] [--check DOC...]
 """
 import argparse
 import json
 import math
 import os
 import re
+import statistics
 import sys
 
-BEGIN = re.compile(r"^<!-- goals\.py begin( goals)? -->$", re.M)
+BEGIN = re.compile(r"^<!-- goals\.py begin (goals|sweep|figures) -->$", re.M)
 END = "<!-- goals.py end -->"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXED_EXCLUDED = ("auto", "default")
-# Commands this long or longer are goal b's first part (us).
-LONG_COMMAND_US = 100.0
+VERDICTS = ("PASS", "MISS", "UNDECIDED")
+GOALS = {
+    "a": "pocl3 unchanged: auto's and cooperative's added latency <= blocking's x 1.05 + 2 us; "
+         "CPU per launch <= 1.05x blocking's under 20 ms, from 20 ms CPU per second waited <= "
+         "blocking's + 0.5 ms/s",
+    "b": "nvidia: from 100 us, auto's CPU <= 0.10x blocking's and added latency <= "
+         "max(100 us, 0.5% of the command); latency kernel: added latency <= blocking's x 1.05 "
+         "at a CPU <= blocking's",
+    "c": "every driver model: no fixed strategy has both added latency <= auto's / 1.05 and "
+         "CPU <= auto's, nor both CPU <= auto's / 1.2 and added latency <= auto's",
+    "d": "goal c under the sweep: it holds, decided, for at least 38 of 40 drawn driver models",
+}
+# Goal d's share: 38 of 40.
+D_SHARE = 38 / 40
 
 
-def model_of(r):
-    return r.get("driver_model", "pocl3")
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    if not isinstance(doc.get("results"), list) or not isinstance(doc.get("checks"), list):
+        raise ValueError("no results and checks (a cw-bench --json file with verdicts?)")
+    return doc
 
 
-class Run:
-    def __init__(self, doc):
-        self.header = doc.get("header", {})
-        self.results = [r for r in doc["results"] if isinstance(r, dict)]
-        self.cells = []  # (model, kernel, config) in the run's order
-        self.by = {}
-        for r in self.results:
-            key = (model_of(r), r["kernel"], str(r["config"]))
-            if key not in self.by:
-                self.by[key] = {}
-                self.cells.append(key)
-            self.by[key][r["strategy"]] = r
-        self.models = []
-        for m, _, _ in self.cells:
-            if m not in self.models:
-                self.models.append(m)
-        self.targets = {c.get("kernel"): c.get("target_us")
-                        for c in self.header.get("busy_calibration") or [] if isinstance(c, dict)}
-
-    def ratio(self, cell, strategy, metric):
-        rows = self.by[cell]
-        if strategy not in rows or "blocking" not in rows:
-            return math.nan
-        b = rows["blocking"][metric + "_us_mean"]
-        return rows[strategy][metric + "_us_mean"] / b if b > 0 else math.nan
-
-    def ratio_se(self, cell, strategy, metric, base="blocking"):
-        rows = self.by[cell]
-        if strategy not in rows or base not in rows:
-            return math.nan
-        return ratio_se(rows[strategy], rows[base], metric)
-
-    def command_us(self, cell):
-        """The command's length: the busy kernel's target, else blocking's
-        median kernel run time in the cell (NaN where unknown)."""
-        target = self.targets.get(cell[1])
-        if isinstance(target, (int, float)) and target > 0:
-            return float(target)
-        b = self.by[cell].get("blocking")
-        return b["kernel_us_median"] if b else math.nan
+def ident(doc):
+    h = doc.get("header", {})
+    return (f"cw {h.get('cw_version', '?')} (git {h.get('git_commit', '?')}), "
+            f"{h.get('platform_name', '?')} {h.get('driver_version', '?')}, {h.get('date', '?')}, "
+            f"{h.get('elapsed_s', float('nan')):.0f} s")
 
 
-def ratio_se(a, b, metric):
-    """The standard error of mean(a) / mean(b) for one metric, from each
-    row's mean, standard deviation and launches; NaN where a row lacks one."""
-    try:
-        terms = []
-        for r in (a, b):
-            m, sd, n = r[metric + "_us_mean"], r[metric + "_us_sd"], r["launches"]
-            if not (m > 0 and n >= 2 and math.isfinite(sd)):
-                return math.nan
-            terms.append((sd / m) ** 2 / n)
-    except (KeyError, TypeError):
-        return math.nan
-    return a[metric + "_us_mean"] / b[metric + "_us_mean"] * math.sqrt(sum(terms))
+def goal_verdict(checks):
+    n = {v: sum(c["verdict"] == v for c in checks) for v in VERDICTS}
+    v = "MISS" if n["MISS"] else "PASS" if checks and not n["UNDECIDED"] else "UNDECIDED"
+    return v, n
 
 
-def pm(se):
-    """' \u00b10.012' beside a ratio (its standard error), or nothing where it
-    is unknown."""
-    return "" if math.isnan(se) else f" \u00b1{se:.3f}"
-
-
-def near(parts):
-    """For a missed check: whether each failed (ratio, error, bound) lies
-    within two standard errors of its bound (None where an error is
-    unknown)."""
-    failed = [(r, se, bound) for r, se, bound in parts if r > bound]
-    if not failed or any(math.isnan(se) for _, se, _ in failed):
-        return None
-    return all(r - bound <= 2 * se for r, se, bound in failed)
+def check_line(c):
+    conds = " and ".join(
+        f"{fmt(d['difference'], '.4g')} [{fmt(d['lo'], '.4g')}, {fmt(d['hi'], '.4g')}]"
+        for d in c["conditions"])
+    return (f"  {c['verdict']:<9} {c['driver_model']}, {c['kernel']}, config {c['config']}: "
+            f"{c['check']} ({c['pairs']} pairs; difference {conds})")
 
 
 def fmt(v, spec=".2f"):
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
 
 
-def comparison(run):
-    head = ["driver model", "kernel", "config", "auto wall x", "auto CPU x", "coop wall x",
-            "coop CPU x", "coop added wall us", "blocking CPU/wait s", "auto CPU/wait s",
-            "coop CPU/wait s"]
-    rows = []
-    for cell in run.cells:
-        rs = run.by[cell]
-        added = (rs["cooperative"]["wall_us_mean"] - rs["blocking"]["wall_us_mean"]
-                 if "cooperative" in rs and "blocking" in rs else math.nan)
-        per_s = [rs[s].get("cpu_per_wait_s") if s in rs else None
-                 for s in ("blocking", "auto", "cooperative")]
-        rows.append([cell[0], cell[1], cell[2], fmt(run.ratio(cell, "auto", "wall")),
-                     fmt(run.ratio(cell, "auto", "cpu")),
-                     fmt(run.ratio(cell, "cooperative", "wall")),
-                     fmt(run.ratio(cell, "cooperative", "cpu")), fmt(added, ".1f")]
-                    + [fmt(v, ".3f") for v in per_s])
-    return head, rows
-
-
-class Goal:
-    def __init__(self, name, text):
-        self.name, self.text = name, text
-        self.checks = []  # (ok, description, near: see near())
-        self.skip = None
-
-    def check(self, parts, what):
-        """parts: the (ratio, standard error, bound) the check holds to."""
-        ok = all(r <= bound for r, _, bound in parts)
-        self.checks.append((ok, what, None if ok else near(parts)))
-
-    @property
-    def status(self):
-        if self.skip or not self.checks:
-            return "SKIP"
-        return "PASS" if all(ok for ok, _, _ in self.checks) else "MISS"
-
-    def lines(self):
-        n_ok = sum(ok for ok, _, _ in self.checks)
-        misses = [n for ok, _, n in self.checks if not ok]
-        counted = ""
-        if misses and all(n is not None for n in misses):
-            counted = (f"; {sum(misses)} of the {len(misses)} misses within two standard "
-                       "errors of their bound")
-        out = [f"goal {self.name}: {self.status}: {self.text}"
-               + (f" ({n_ok} of {len(self.checks)} checks met{counted})" if self.checks else "")]
-        if self.skip or not self.checks:
-            out.append(f"  {self.skip or 'nothing in this run to check'}")
-        for ok, what, n in self.checks:
-            mark = "ok  " if ok else "MISS"
-            out.append(f"  {mark} {what}" + (" (within two standard errors)" if n else ""))
-        return out
-
-
-def goal_a(run):
-    g = Goal("a", "pocl3: cooperative and auto mean CPU <= 1.05x, mean wall <= 1.02x "
-                  "blocking's, every kernel")
-    cells = [c for c in run.cells if c[0] == "pocl3"]
-    if not cells:
-        g.skip = "the run has no pocl3 model"
-    for cell in cells:
-        for s in ("cooperative", "auto"):
-            cpu, wall = run.ratio(cell, s, "cpu"), run.ratio(cell, s, "wall")
-            if math.isnan(cpu) or math.isnan(wall):
-                continue
-            ce, we = run.ratio_se(cell, s, "cpu"), run.ratio_se(cell, s, "wall")
-            g.check([(cpu, ce, 1.05), (wall, we, 1.02)],
-                    f"{cell[1]}, config {cell[2]}, {s}: CPU {cpu:.3f}x{pm(ce)}, "
-                    f"wall {wall:.3f}x{pm(we)}")
-    return g
-
-
-def goal_b(run):
-    g = Goal("b", "nvidia: auto mean wall <= 1.05x and CPU <= 0.10x blocking's for commands "
-                  f"of {LONG_COMMAND_US:g} us and longer; latency: wall <= 1.05x, CPU <= 1.0x")
-    cells = [c for c in run.cells if c[0] == "nvidia"]
-    if not cells:
-        g.skip = "the run has no nvidia model"
-    for cell in cells:
-        wall, cpu = run.ratio(cell, "auto", "wall"), run.ratio(cell, "auto", "cpu")
-        if math.isnan(cpu) or math.isnan(wall):
+def goal_lines(doc):
+    """Goals a-c: a verdict line each, then the checks that did not pass
+    (and goal a's and b's passes, which are few)."""
+    out, verdicts = [], {}
+    for g in "abc":
+        checks = [c for c in doc["checks"] if c["goal"] == g]
+        if not checks:
+            out.append(f"goal {g}: SKIP: the run has no cell of it: {GOALS[g]}")
             continue
-        we, ce = run.ratio_se(cell, "auto", "wall"), run.ratio_se(cell, "auto", "cpu")
-        figures = f"auto wall {wall:.3f}x{pm(we)}, CPU {cpu:.3f}x{pm(ce)}"
-        if cell[1] == "latency":
-            g.check([(wall, we, 1.05), (cpu, ce, 1.0)], f"latency, config {cell[2]}: {figures}")
-        elif run.command_us(cell) >= LONG_COMMAND_US:
-            g.check([(wall, we, 1.05), (cpu, ce, 0.10)],
-                    f"{cell[1]}, config {cell[2]}: {figures}")
-    return g
+        v, n = goal_verdict(checks)
+        verdicts[g] = v
+        out.append(f"goal {g}: {v}: {GOALS[g]} ({n['PASS']} of {len(checks)} checks PASS, "
+                   f"{n['MISS']} MISS, {n['UNDECIDED']} UNDECIDED)")
+        out += [check_line(c) for c in checks if g != "c" or c["verdict"] != "PASS"]
+    return out, verdicts
 
 
-def goal_c(run):
-    g = Goal("c", "every model: auto mean wall <= 1.05x the best fixed strategy's, mean CPU "
-                  "<= 1.2x the lowest CPU of the fixed strategies within 5% of that wall")
-    for cell in run.cells:
-        rs = run.by[cell]
-        fixed = [r for s, r in rs.items() if s not in FIXED_EXCLUDED]
-        if "auto" not in rs or not fixed:
+def sweep_lines(sweep):
+    s = sweep["sweep"]
+    models = s["models"]
+    held = sum(m["goal_c"] == "PASS" for m in models)
+    need = math.ceil(D_SHARE * len(models))
+    v = "PASS" if held >= need else "MISS" if len(models) - sum(
+        m["goal_c"] == "MISS" for m in models) < need else "UNDECIDED"
+    out = [f"goal d: {v}: goal c held, decided, in {held} of {len(models)} drawn driver models "
+           f"(needs {need}); seed {s['seed']}"]
+    for m in models:
+        out.append(f"  {m['index']:>2} {m['goal_c']:<9} {m['kernel']:<10} config "
+                   f"{m['config']:<3} {m['driver_model']} ({m['checks_pass']} PASS, "
+                   f"{m['checks_miss']} MISS, {m['checks_undecided']} UNDECIDED)")
+        for c in sweep["checks"]:
+            if c["driver_model"] == m["driver_model"] and c["verdict"] == "MISS":
+                out.append(f"       MISS {c['check']}")
+    return out, v
+
+
+def figures(doc):
+    """Per driver model and strategy: the median over the model's cells of
+    the strategy's added latency (medians) and CPU per launch (means) over
+    blocking's in the same cell, with the lowest and highest cell."""
+    cells = {}
+    for r in doc["results"]:
+        cells.setdefault((r["driver_model"], r["kernel"], str(r["config"])), {})[r["strategy"]] = r
+    models, strategies, ratios = [], [], {}
+    for (model, _, _), rows in cells.items():
+        if model not in models:
+            models.append(model)
+        b = rows.get("blocking")
+        if not b:
             continue
-        a = rs["auto"]
-        best = min(fixed, key=lambda r: r["wall_us_mean"])
-        near = [r for r in fixed if r["wall_us_mean"] <= 1.05 * best["wall_us_mean"]]
-        low = min(near, key=lambda r: r["cpu_us_mean"])
-        rw = a["wall_us_mean"] / best["wall_us_mean"]
-        rc = a["cpu_us_mean"] / low["cpu_us_mean"] if low["cpu_us_mean"] > 0 else math.nan
-        we, ce = ratio_se(a, best, "wall"), ratio_se(a, low, "cpu")
-        g.check([(rw, we, 1.05), (rc, ce, 1.2)],
-                f"{cell[0]}, {cell[1]}, config {cell[2]}: auto wall {rw:.3f}x{pm(we)} "
-                f"{best['strategy']}'s, CPU {rc:.3f}x{pm(ce)} {low['strategy']}'s")
-    if not g.checks:
-        g.skip = "no cell has auto and a fixed strategy"
-    return g
+        for key, col in (("blat", "added_latency_us_median"), ("bcpu", "cpu_us_mean")):
+            if b.get(col) is not None:
+                ratios.setdefault((model, "blocking", key), []).append(b[col])
+        for s, r in rows.items():
+            if s not in strategies:
+                strategies.append(s)
+            for key, col in (("lat", "added_latency_us_median"), ("cpu", "cpu_us_mean")):
+                if r.get(col) is not None and b.get(col):
+                    ratios.setdefault((model, s, key), []).append(r[col] / b[col])
+    return models, strategies, ratios
+
+
+def figure_tables(doc, markdown):
+    models, strategies, ratios = figures(doc)
+    layer = doc.get("header", {}).get("driver_model_layer")
+    out = []
+    for model in models:
+        real = model == "pocl3"
+        what = ("PoCL itself, the real driver (no layer)" if real else
+                "a driver model over PoCL (docs/driver-models.md)")
+        out.append(f"{model}: {what}" if not markdown else f"**{model}**: {what}.")
+        out.append("")
+        head = ["strategy", "added latency x blocking (median of cells; lowest-highest)",
+                "CPU per launch x blocking (median of cells; lowest-highest)"]
+        rows = []
+        for s in strategies:
+            row = [s]
+            for key in ("lat", "cpu"):
+                v = ratios.get((model, s, key))
+                row.append(f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})" if v else "-")
+            if row[1] != "-" or row[2] != "-":
+                rows.append(row)
+        out += (md_table(head, rows) if markdown else text_table(head, rows)) + [""]
+        lat, cpu = ratios.get((model, "blocking", "blat")), ratios.get((model, "blocking", "bcpu"))
+        if lat and cpu:
+            out += [f"`blocking` itself, median of cells (lowest-highest): added latency "
+                    f"{statistics.median(lat):.1f} us ({min(lat):.1f}-{max(lat):.1f}), CPU per "
+                    f"launch {statistics.median(cpu):.1f} us ({min(cpu):.1f}-{max(cpu):.1f}).",
+                    ""]
+    if layer is None and any(m != "pocl3" for m in models):
+        out.append("(the JSON does not name the model layer)")
+    return out
 
 
 def text_table(head, rows):
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-    line = lambda cols: "  ".join(str(c).ljust(w) if i < 3 else str(c).rjust(w)
-                                  for i, (c, w) in enumerate(zip(cols, widths)))
-    return [line(head)] + [line(r) for r in rows]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in [head] + rows]
 
 
 def md_table(head, rows):
@@ -258,89 +202,93 @@ def md_table(head, rows):
             + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
 
 
-def report(run, path, markdown, doc=None, goals_only=False):
-    """The lines to print, or with doc the Markdown block for that file
-    (paths relative to it), and the goals."""
-    head, rows = comparison(run)
-    goals = [goal_a(run), goal_b(run), goal_c(run)]
-    h = run.header
-    ident = (f"cw {h.get('cw_version', '?')} (git {h.get('git_commit', '?')}), "
-             f"{h.get('platform_name', '?')} {h.get('driver_version', '?')}, {h.get('date', '?')}, "
-             f"{len(run.models)} driver models ({', '.join(run.models)})")
-    out = []
-    if markdown:
-        where = os.path.relpath(path, os.path.dirname(os.path.abspath(doc)) if doc else None)
-        out += [f"From [{where}]({where}) ({ident}) by `bench/goals.py`; means per "
-                "launch, ratios to `blocking` in the same cell.", ""]
-        if not goals_only:
-            out += md_table(head, rows) + [""]
-        else:
-            out += ["Each goal's verdict (every check, with its figures: the same block in "
-                    "bench/README.md):", ""]
-        out += ["```"] + [l for g in goals for l in (g.lines()[:1] if goals_only else g.lines())]
-        out += ["```"]
-    else:
-        out += [f"== comparison: {ident}; means per launch, ratios to blocking in the same "
-                "cell =="]
-        out += text_table(head, rows) + [""]
-        out += ["== goals =="] + [l for g in goals for l in g.lines()]
-    return out, goals
+def block(kind, doc, sweep, json_path, sweep_path, doc_path):
+    rel = lambda p: os.path.relpath(os.path.abspath(p), os.path.dirname(os.path.abspath(doc_path)))
+    if kind == "sweep":
+        if sweep is None:
+            raise ValueError(f"{doc_path}: a sweep block, but no --sweep FILE")
+        lines, _ = sweep_lines(sweep)
+        return [f"From [{rel(sweep_path)}]({rel(sweep_path)}) ({ident(sweep)}) by "
+                "`bench/goals.py`:", "", "```"] + lines + ["```"]
+    head = [f"From [{rel(json_path)}]({rel(json_path)}) ({ident(doc)}) by `bench/goals.py`"]
+    if kind == "figures":
+        return [head[0] + ": each strategy's added latency (the wait's return after the "
+                "command's end; medians) and CPU per launch (means) over `blocking`'s (the "
+                "driver's own `clWaitForEvents`) in the same cell, the median over the model's "
+                "kernels and CPU configurations, with the lowest and highest cell.", ""] + \
+            figure_tables(doc, True)
+    lines, _ = goal_lines(doc)
+    return [head[0] + "; each check's difference is its 95% interval, a PASS wholly at or "
+            "below 0, a MISS wholly above.", "", "```"] + lines + ["```"]
 
 
-def blocks(doc_path, run, json_path):
-    """doc_path's text, and the same text with each goals.py block made
-    anew from the run."""
+def blocks(doc_path, doc, sweep, json_path, sweep_path):
     with open(doc_path, encoding="utf-8") as f:
         text = f.read()
-    begins = list(BEGIN.finditer(text))
-    if len(begins) != 1 or text.count(END) != 1 or begins[0].end() > text.index(END):
-        raise ValueError(f"{doc_path}: expected one '<!-- goals.py begin -->' line (or "
-                         f"'<!-- goals.py begin goals -->') before one '{END}' line")
-    m = begins[0]
-    lines, _ = report(run, json_path, True, doc_path, goals_only=bool(m.group(1)))
-    rel = lambda p: os.path.relpath(os.path.abspath(p), ROOT)
-    cmd = f"bench/goals.py {rel(json_path)} --update {rel(doc_path)}"
-    body = "\n".join([f"<!-- made by {cmd}: do not edit -->", ""] + lines + [""])
-    return text, text[:m.end()] + "\n" + body + "\n" + text[text.index(END):]
+    out, pos = [], 0
+    found = False
+    for m in BEGIN.finditer(text):
+        end = text.find(END, m.end())
+        if end < 0:
+            raise ValueError(f"{doc_path}: '{m.group(0)}' without '{END}' after it")
+        found = True
+        cmd = f"bench/goals.py {os.path.relpath(os.path.abspath(json_path), ROOT)}"
+        if sweep_path:
+            cmd += f" --sweep {os.path.relpath(os.path.abspath(sweep_path), ROOT)}"
+        cmd += f" --update {os.path.relpath(os.path.abspath(doc_path), ROOT)}"
+        body = [f"<!-- made by {cmd}: do not edit -->", ""] + \
+            block(m.group(1), doc, sweep, json_path, sweep_path, doc_path) + [""]
+        out.append(text[pos:m.end()] + "\n" + "\n".join(body) + "\n")
+        pos = end
+    if not found:
+        raise ValueError(f"{doc_path}: no '<!-- goals.py begin KIND -->' line")
+    out.append(text[pos:])
+    return text, "".join(out)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json_file")
-    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--sweep", metavar="SWEEP_JSON")
     ap.add_argument("--update", nargs="+", metavar="DOC")
     ap.add_argument("--check", nargs="+", metavar="DOC")
-    ap.add_argument("--strict", action="store_true", help="a skipped goal fails too")
     args = ap.parse_args()
     try:
-        with open(args.json_file, encoding="utf-8") as f:
-            run = Run(json.load(f))
+        doc = load(args.json_file)
+        sweep = load(args.sweep) if args.sweep else None
+        if sweep is not None and "sweep" not in sweep:
+            raise ValueError(f"{args.sweep}: not a cw-bench --sweep file")
     except (OSError, ValueError, KeyError, TypeError) as e:
-        print(f"{args.json_file}: cannot read cw-bench results: {e}", file=sys.stderr)
+        print(f"goals.py: cannot read cw-bench results: {e}", file=sys.stderr)
         return 2
-    lines, goals = report(run, args.json_file, args.markdown)
     try:
-        for doc in args.check or []:
-            old, new = blocks(doc, run, args.json_file)
+        for path in args.check or []:
+            old, new = blocks(path, doc, sweep, args.json_file, args.sweep)
             if old != new:
-                print(f"{doc}: its goals.py block is not what {args.json_file} gives: run "
-                      f"bench/goals.py {args.json_file} --update {doc}")
+                print(f"{path}: its goals.py blocks are not what the kept runs give: run "
+                      f"bench/goals.py with --update {path}")
                 return 1
-            print(f"{doc}: its goals.py block is {args.json_file}'s")
+            print(f"{path}: its goals.py blocks are the kept runs'")
         if args.check:
             return 0
-        for doc in args.update or []:
-            _, new = blocks(doc, run, args.json_file)
-            with open(doc, "w", encoding="utf-8") as f:
+        for path in args.update or []:
+            _, new = blocks(path, doc, sweep, args.json_file, args.sweep)
+            with open(path, "w", encoding="utf-8") as f:
                 f.write(new)
-    except (OSError, ValueError) as e:
+        if args.update:
+            return 0
+        lines, verdicts = goal_lines(doc)
+        print(f"== goals: {ident(doc)} ==")
+        print("\n".join(lines))
+        if sweep is not None:
+            slines, verdicts["d"] = sweep_lines(sweep)
+            print("\n".join(slines))
+        print(f"\n== added latency and CPU over blocking's, per driver model ==")
+        print("\n".join(figure_tables(doc, False)))
+    except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"goals.py: {e}", file=sys.stderr)
         return 2
-    if args.update:
-        return 0
-    print("\n".join(lines))
-    bad = [g for g in goals if g.status == "MISS" or (args.strict and g.status == "SKIP")]
-    return 1 if bad else 0
+    return 0 if verdicts and all(v == "PASS" for v in verdicts.values()) else 1
 
 
 if __name__ == "__main__":

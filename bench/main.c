@@ -144,13 +144,68 @@ static int calibrate_busy(int argc, char **argv, options *o, results *r, run_inf
     return 0;
 }
 
+/* --sweep: one config per drawn model, each with its own CPUs and kernel. */
+static int sweep_configs(options *o, config *cfgs, sweep_draw *draws) {
+    for (int i = 0; i < o->sweep; ++i) {
+        sweep_draw_model(o->seed, i, &draws[i]);
+        options one = *o;
+        one.nmodels = 1;
+        memcpy(one.models[0], draws[i].spec, sizeof one.models[0]);
+        one.ncfg = 1;
+        one.cfg_cpus[0] = draws[i].cpus;
+        snprintf(one.cfg_spec[0], sizeof one.cfg_spec[0], "%s", draws[i].cpus ? "1" : "all");
+        build_configs(&one, &cfgs[i]);
+        cfgs[i].model_index = i;
+    }
+    return o->sweep;
+}
+
+/* Goal c in config cfg: PASS when every check of it passed, MISS when one
+ * missed, else UNDECIDED; counts in n[verdict]. */
+int goal_verdict(const results *r, int cfg, char goal, int n[3]) {
+    n[0] = n[1] = n[2] = 0;
+    for (int i = 0; i < r->nchecks; ++i)
+        if (r->checks[i].cfg == cfg && r->checks[i].goal == goal)
+            n[r->checks[i].v]++;
+    return n[V_MISS] ? V_MISS : n[V_UNDECIDED] || !n[V_PASS] ? V_UNDECIDED : V_PASS;
+}
+
+static void print_sweep(FILE *f, const options *o, const results *r, const config *cfgs,
+                        const sweep_draw *draws) {
+    int held = 0, missed = 0, open = 0;
+    fprintf(f,
+            "\n== sweep: seed %lu, %d driver models drawn; goal c: auto not beaten with a "
+            "margin by any fixed strategy ==\n",
+            o->seed, o->sweep);
+    for (int i = 0; i < o->sweep; ++i) {
+        int n[3];
+        int v = goal_verdict(r, i, 'c', n);
+        held += v == V_PASS;
+        missed += v == V_MISS;
+        open += v == V_UNDECIDED;
+        fprintf(f, "%2d  %-9s  %-10s config %-3s  %s (checks: %d pass, %d miss, %d undecided)\n",
+                i + 1, verdict_names[v], draws[i].kernel, cfgs[i].spec, draws[i].spec, n[V_PASS],
+                n[V_MISS], n[V_UNDECIDED]);
+        for (int q = 0; q < r->nchecks; ++q) {
+            const check_rec *c = &r->checks[q];
+            if (c->cfg == i && c->v == V_MISS)
+                fprintf(f, "      MISS %s\n", c->what);
+        }
+    }
+    fprintf(f,
+            "goal d: goal c held in %d of %d models (missed in %d, undecided in %d); the goal "
+            "asks for at least 38 of 40\n",
+            held, o->sweep, missed, open);
+}
+
 static int parent_main(int argc, char **argv, const options *o0) {
     options o = *o0;
     double t_start = now_s();
     run_info ri;
     gather_run_info(argc, argv, &ri);
     config cfgs[MAX_CONFIGS];
-    int ncfg = build_configs(&o, cfgs);
+    static sweep_draw draws[MAX_MODELS];
+    int ncfg = o.sweep ? sweep_configs(&o, cfgs, draws) : build_configs(&o, cfgs);
     kernel_spec ks[MAX_KERNELS];
     int nk = build_kernels(&o, ks);
     if (nk == 0)
@@ -185,7 +240,20 @@ static int parent_main(int argc, char **argv, const options *o0) {
     bool calibrate = need_busy && !o.busy_iters_set;
     plan pl;
     make_plan(&o, cfgs, ncfg, ks, nk, calibrate, &pl);
-    print_plan(stderr, &o, &pl, cfgs, ks, layer);
+    if (o.sweep) {
+        /* One cell a model: the plan's cells are kernels x configs. */
+        pl.ncells = ncfg;
+        fprintf(stderr,
+                "[sweep] seed %lu: %d driver models, one kernel and CPU configuration each, "
+                "every selected strategy; a cell stops when its checks are decided or after "
+                "--max-time %g s: at most about %.0f s\n",
+                o.seed, ncfg, o.max_time, ncfg * (o.max_time + 2) + 10);
+        for (int i = 0; i < ncfg; ++i)
+            fprintf(stderr, "[sweep] model %d: %s, %s, config %s\n", i + 1, draws[i].spec,
+                    draws[i].kernel, cfgs[i].spec);
+    } else {
+        print_plan(stderr, &o, &pl, cfgs, ks, layer);
+    }
     if (o.dry_run) {
         fprintf(stderr, "%s: --dry-run: nothing run\n", prog);
         return 0;
@@ -213,12 +281,28 @@ static int parent_main(int argc, char **argv, const options *o0) {
 
         config_title(&cfgs[c], title, sizeof title);
         fprintf(stderr, "[%s] %s\n", label, title);
-        const char *extra_busy[] = {"--child",      "run",    "--label", label,
-                                    "--busy-iters", itersbuf, NULL};
-        const char *extra_nobusy[] = {"--child", "run", "--label", label, NULL};
+        const char *extra[16] = {"--child", "run", "--label", label};
+        int ne = 4;
+        char busybuf[128] = "";
+        if (o.sweep) {
+            /* The child reads the parent's arguments, then these: its kernel
+             * and the sweep's busy sizes. */
+            size_t pos = 0;
+            for (int b = 0; b < o.nbusy; ++b)
+                pos += (size_t)snprintf(busybuf + pos, sizeof busybuf - pos, "%s%g", b ? "," : "",
+                                        o.busy_us[b]);
+            extra[ne++] = "--busy-us";
+            extra[ne++] = busybuf;
+            extra[ne++] = "--kernels";
+            extra[ne++] = draws[c].kernel;
+        }
+        if (need_busy) {
+            extra[ne++] = "--busy-iters";
+            extra[ne++] = itersbuf;
+        }
+        extra[ne] = NULL;
         double t0 = now_s();
-        int st = run_child(argv, argc, &o, &cfgs[c], need_busy ? extra_busy : extra_nobusy, c, &r,
-                           NULL, &pg);
+        int st = run_child(argv, argc, &o, &cfgs[c], extra, c, &r, NULL, &pg);
         fprintf(stderr, "[%s] done in %.1f s%s\n", label, now_s() - t0, st ? " (FAILED)" : "");
         failures += st != 0;
     }
@@ -229,6 +313,10 @@ static int parent_main(int argc, char **argv, const options *o0) {
     print_floors(stdout, &r, cfgs, ncfg);
     if (o.stats)
         print_stats(stdout, &r, cfgs, ncfg, ks, nk);
+    if (o.sweep)
+        print_sweep(stdout, &o, &r, cfgs, draws);
+    else
+        print_checks(stdout, &r, cfgs, ncfg);
     int wrong = 0;
     for (int i = 0; i < r.nrec; ++i)
         wrong += !r.rec[i].ok;
@@ -241,6 +329,7 @@ static int parent_main(int argc, char **argv, const options *o0) {
            failures || wrong ? "  (FAILED: see errors above)" : "");
     fflush(stdout);
 
+    ri.draws = o.sweep ? draws : NULL;
     if (o.json && write_json(o.json, &o, &ri, &r, cfgs, ncfg) < 0)
         ++failures;
     if (o.csv && write_csv(o.csv, &ri, &r, cfgs) < 0)
@@ -249,6 +338,7 @@ static int parent_main(int argc, char **argv, const options *o0) {
         ++failures;
     int status = failures || wrong || r.nerr ? 1 : 0;
     free(r.rec);
+    free(r.checks);
     return status;
 }
 

@@ -154,6 +154,11 @@ void print_plan(FILE *f, const options *o, const plan *p, const config *cfgs, co
         }
     if (any_long)
         fprintf(f, "; in blocks of 1, at least %u whatever --max-time\n", LONG_MIN_LAUNCHES);
+    if (o->strategy_on[CW_STRATEGY_BLOCKING] || o->strategy_on[CW_STRATEGY_AUTO])
+        fprintf(f,
+                "[plan] a cell that holds checks of the goals ends once they are decided, "
+                "often sooner than estimated here; --max-time %g s and --launches %u cap it\n",
+                o->max_time, o->launches);
     fputs("[plan] driver models:", f);
     for (int c = 0; c < p->ncfg; ++c) {
         if (c && cfgs[c].model_index == cfgs[c - 1].model_index)

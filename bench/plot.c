@@ -37,35 +37,73 @@ static void gp_string(FILE *f, const char *s) {
     fputc('\'', f);
 }
 
-/* Columns: group label, then mean CPU per strategy, then mean wall per
- * strategy, then the row's config floor (median one-way wake). */
-static void write_data(FILE *f, const results *r, const config *cfgs, int ncfg,
-                       const kernel_spec *ks, int nk, const cw_strategy *strat, int ns) {
-    fputs("group", f);
-    for (int pass = 0; pass < 2; ++pass)
-        for (int j = 0; j < ns; ++j)
-            fprintf(f, "\t%s", cw_strategy_name(strat[j]));
-    fputs("\tfloor\n", f);
-    for (int k = 0; k < nk; ++k)
-        for (int c = 0; c < ncfg; ++c) {
-            /* The model in every label: the same kernel and CPUs under
-             * another driver is another row. */
-            fprintf(f, "%s %dcpu %s", ks[k].name, cfgs[c].ncpus, cfgs[c].model.spec);
-            for (int pass = 0; pass < 2; ++pass)
-                for (int j = 0; j < ns; ++j) {
-                    const record *p = find_record(r, ks[k].name, c, cw_strategy_name(strat[j]));
-                    double v = p ? p->st[pass ? M_WALL : M_CPU][S_MEAN] : NAN;
+/* The cell's goals as "a P  c M": each goal of the cell and its verdict. */
+static void cell_verdicts(const results *r, const char *kernel, int cfg, char *out, size_t len) {
+    size_t pos = 0;
+    out[0] = '\0';
+    for (char g = 'a'; g <= 'c'; ++g) {
+        int n[3] = {0, 0, 0}, any = 0;
+        for (int i = 0; i < r->nchecks; ++i) {
+            const check_rec *c = &r->checks[i];
+            if (c->cfg == cfg && c->goal == g && !strcmp(c->kernel, kernel)) {
+                n[c->v]++;
+                any = 1;
+            }
+        }
+        if (!any)
+            continue;
+        const char *v = n[V_MISS] ? "MISS" : n[V_UNDECIDED] ? "UNDEC" : "PASS";
+        pos += (size_t)snprintf(out + pos, len - pos, "%s%c %s", pos ? " " : "", g, v);
+        if (pos >= len)
+            return;
+    }
+}
+
+/* One row per (cell, strategy): the cell's index and label (kernel, CPUs,
+ * model, its goals' verdicts), the strategy's index and name, then log2 of
+ * its added latency (medians) and its CPU per launch (means) over
+ * blocking's in the same cell, and the two ratios as text. */
+static int write_data(FILE *f, const results *r, const config *cfgs, int ncfg,
+                      const kernel_spec *ks, int nk, const cw_strategy *strat, int ns, bool sweep) {
+    int x = 0;
+    for (int c = 0; c < ncfg; ++c)
+        for (int k = 0; k < nk; ++k) {
+            const record *b = find_record(r, ks[k].name, c, "blocking");
+            if (!b)
+                continue;
+            char verdicts[64];
+            cell_verdicts(r, ks[k].name, c, verdicts, sizeof verdicts);
+            for (int j = 0; j < ns; ++j) {
+                const record *p = find_record(r, ks[k].name, c, cw_strategy_name(strat[j]));
+                double lat = p ? p->st[M_LATENCY][S_MEDIAN] / b->st[M_LATENCY][S_MEDIAN] : NAN;
+                double cpu = p ? p->st[M_CPU][S_MEAN] / b->st[M_CPU][S_MEAN] : NAN;
+                /* A drawn model's parameters would take the whole
+                 * picture: the sweep's cells are named by their number in
+                 * its table. */
+                char model[32];
+                if (sweep)
+                    snprintf(model, sizeof model, "model %d", c + 1);
+                fprintf(f, "%d\t%s %s %s  %s\t%d\t%s", x, sweep ? model : cfgs[c].model.spec,
+                        ks[k].name, cfgs[c].spec, verdicts, j, cw_strategy_name(strat[j]));
+                for (int q = 0; q < 2; ++q) {
+                    double v = q ? cpu : lat;
                     if (isfinite(v) && v > 0)
-                        fprintf(f, "\t%.3f", v);
+                        fprintf(f, "\t%.4f", log2(v));
                     else
                         fputs("\tNaN", f);
                 }
-            const floor_result *fl = &r->floors[c];
-            if (fl->have && fl->st[S_MEDIAN] > 0)
-                fprintf(f, "\t%.3f\n", fl->st[S_MEDIAN]);
-            else
-                fputs("\tNaN\n", f);
+                for (int q = 0; q < 2; ++q) {
+                    double v = q ? cpu : lat;
+                    if (isfinite(v) && v > 0)
+                        fprintf(f, v >= 9.95 ? "\t%.0f" : v >= 0.095 ? "\t%.1f" : "\t%.2f", v);
+                    else
+                        fputs("\t-", f);
+                }
+                fputc('\n', f);
+            }
+            ++x;
         }
+    return x;
 }
 
 static int run_gnuplot(const char *script) {
@@ -126,20 +164,18 @@ int write_plot(const char *png, const options *o, const results *r, const config
     }
     cw_strategy strat[NSTRAT];
     int ns = selected_strategies(o, strat);
-    write_data(f, r, cfgs, ncfg, ks, nk, strat, ns);
+    int cells = write_data(f, r, cfgs, ncfg, ks, nk, strat, ns, o->sweep > 0);
     fclose(f);
     /* Parameters, then the script from bench/plot.gp (embedded at build time).
      * strat_ids carries each column's cw_strategy value, so a strategy keeps
      * its colour and marker whatever subset was run. */
     fprintf(g, "datafile = '%s'\noutfile = ", dat);
     gp_string(g, png);
-    /* Wide enough for every row's label: kernels x configs x models. */
-    int rows = nk * ncfg, width = 400 + 60 * rows;
-    fprintf(g, "\nplotwidth = %d", width < 1500 ? 1500 : width);
-    fprintf(g, "\nnstrat = %d\nstrat_ids = '", ns);
-    for (int j = 0; j < ns; ++j)
-        fprintf(g, "%s%d", j ? " " : "", (int)strat[j]);
-    fputs("'\nsubtitle = ", g);
+    /* A column per cell, wide enough for its figures. */
+    int width = 300 + 52 * cells;
+    fprintf(g, "\nplotwidth = %d\nncells = %d\nnstrat = %d", width < 1200 ? 1200 : width, cells,
+            ns);
+    fputs("\nsubtitle = ", g);
     char sub[1024];
     const char *platform = r->nheader ? r->header[0][1] : "";
     const char *device = r->nheader > 2 ? r->header[2][1] : "";
@@ -147,7 +183,9 @@ int write_plot(const char *png, const options *o, const results *r, const config
              ri->git_commit, ri->date);
     gp_string(g, sub);
     snprintf(sub, sizeof sub,
-             "up to %u launches or %g s per cell | Ncpu: pinned to N CPUs, N workers", o->launches,
+             "each box: the strategy's figure over blocking's in the same cell (colour: log "
+             "scale, blue lower, red higher) | under each cell its goals' verdicts | up to %g s "
+             "per cell",
              o->max_time);
     fputs("\nsubtitle2 = ", g);
     gp_string(g, sub);

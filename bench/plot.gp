@@ -1,75 +1,59 @@
 # SPDX-License-Identifier: MIT
-# cw-bench's plot: mean CPU time and mean wall time per launch, by strategy,
-# for every (kernel, CPU configuration). cw-bench embeds this script at build
-# time and sets these variables before it:
-#   datafile   tab-separated, one row per (kernel, config): a label, then
-#              nstrat mean-CPU columns, nstrat mean-wall columns (us), and
-#              the config's floor (median one-way futex wake, us)
+# cw-bench's plot: per cell (driver model, kernel, CPU configuration), each
+# strategy's added latency and CPU per launch over blocking's in the same
+# cell, as two heat maps with the ratio written in each box, and under each
+# cell the verdicts of its goals. cw-bench embeds this script at build time
+# and sets these variables before it:
+#   datafile   tab-separated, one row per (cell, strategy): cell index, cell
+#              label, strategy index, strategy name, log2 of the latency
+#              ratio, log2 of the CPU ratio, the two ratios as text
 #   outfile    the PNG to write
-#   nstrat     the number of strategies
-#   strat_ids  each column's cw_strategy value, space-separated, so that a
-#              strategy has the same colour and marker in every run
+#   ncells, nstrat  the grid's size
 #   subtitle   a line under the title, subtitle2 one more
-#   plotwidth  the image's width in pixels (rows = kernels x configs x models)
+#   plotwidth  the image's width in pixels
 # Standalone:
-#   gnuplot -e "datafile='d.tsv'; outfile='o.png'; nstrat=9; strat_ids='1 2 3 4 5 6 7 8 9'" bench/plot.gp
+#   gnuplot -e "datafile='d.tsv'; outfile='o.png'; ncells=36; nstrat=9" bench/plot.gp
 if (!exists("subtitle")) subtitle = ''
 if (!exists("subtitle2")) subtitle2 = ''
-if (!exists("strat_ids")) strat_ids = ''
 if (!exists("plotwidth")) plotwidth = 1500
 
 if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
-    set terminal pngcairo size plotwidth,1100 font "Sans,11" noenhanced
+    set terminal pngcairo size plotwidth,1250 font "Sans,10" noenhanced
 } else {
-    set terminal png size plotwidth,1100 font "Sans,11" noenhanced
+    set terminal png size plotwidth,1250 font "Sans,10" noenhanced
 }
 set output outfile
-
 set datafile separator "\t"
 set datafile missing "NaN"
-# The first row holds the column names: a header for every plot below.
-set key autotitle columnhead
-set logscale y
-set format y "%g"
-set grid xtics ytics mytics lc rgb "#d0d0d0"
-set xtics nomirror scale 0 font ",12" rotate by -30
-set ytics nomirror
-set border 3
-set key outside right top vertical Left reverse samplen 1 spacing 1.3 font ",12"
-set lmargin 10
-set rmargin 30
-set pointsize 1.6
 
-# One colour and one marker per strategy, indexed by its cw_strategy value
-# (default = 0, blocking = 1, ..., auto = 9): no two strategies share either.
-array colors[10] = ["#000000", "#1f77b4", "#2ca02c", "#d62728", "#ff7f0e", "#9467bd", \
-                    "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
-array markers[10] = [3, 5, 7, 9, 11, 13, 15, 4, 6, 8]
-sid(j) = (words(strat_ids) >= j + 1) ? int(word(strat_ids, j + 1)) : j + 1
-col(j) = colors[sid(j) % 10 + 1]
-mk(j) = markers[sid(j) % 10 + 1]
+# log2 of the ratio: 1/8x to 8x, blue where the strategy is lower than
+# blocking, white where equal, red where higher; beyond, the end colours.
+set cbrange [-3:3]
+set palette defined (-3 "#2166ac", -1 "#92c5de", 0 "#f7f7f7", 1 "#f4a582", 3 "#b2182b")
+set cbtics ("1/8x" -3, "1/4x" -2, "1/2x" -1, "1x" 0, "2x" 1, "4x" 2, "8x" 3)
+set xrange [-0.5:ncells - 0.5]
+set yrange [nstrat - 0.5:-0.5]
+set border 0
+set tics scale 0
+set lmargin 24
+set rmargin 12
 
-# Rows sit at x = 0, 1, ...; strategy j (0-based) is offset within its row so
-# the markers do not hide one another.
-stats datafile using 0 nooutput
-nrows = STATS_records
-set xrange [-0.5:nrows - 0.5]
-dx(j) = (j - (nstrat - 1) / 2.0) * 0.6 / nstrat
+set multiplot title "cw-bench: each strategy against blocking (the driver's own wait), cell by cell\n".subtitle."\n".subtitle2 font ",13"
 
-set multiplot layout 2,1 title "cw-bench: wait strategies compared (mean per launch; log scale)\n".subtitle."\n".subtitle2 font ",14"
+set size 1, 0.40
+set origin 0, 0.53
+set title "added latency (the wait's return after the command's end; medians) over blocking's" font ",12"
+set format x ""
+plot datafile using 1:3:5 with image notitle, \
+     '' using 1:3:7 with labels font ",8" notitle, \
+     '' using 1:3:ytic(4) with points ps 0 notitle
 
-set title "launching thread's CPU time per launch (mean, us)" font ",13"
-set ylabel "CPU us per launch (log)"
-plot datafile using 0:(column(2)):xtic(1) with points pt 0 ps 0 lc rgb "#ffffff" notitle, \
-     for [i=2:nstrat+1] datafile using ($0 + dx(i-2)):(column(i)) with points \
-         pt mk(i-2) lc rgb col(i-2) title columnheader(i)
-
-set title "wall time per launch, enqueue + wait (mean, us)" font ",13"
-set ylabel "wall us per launch (log)"
-plot datafile using 0:(column(2)):xtic(1) with points pt 0 ps 0 lc rgb "#ffffff" notitle, \
-     for [i=nstrat+2:2*nstrat+1] datafile using ($0 + dx(i-nstrat-2)):(column(i)) with points \
-         pt mk(i-nstrat-2) lc rgb col(i-nstrat-2) notitle, \
-     datafile using 0:(column(2*nstrat+2)):(0.4) with xerrorbars pt 0 lw 2 lc rgb "#000000" \
-         title "floor: futex wake, one way (median)"
+set size 1, 0.53
+set origin 0, 0
+set title "CPU per launch (means) over blocking's" font ",12"
+set xtics rotate by -60 font ",9" offset 0,0
+plot datafile using 1:3:6 with image notitle, \
+     '' using 1:3:8 with labels font ",8" notitle, \
+     '' using 1:3:ytic(4):xtic(2) with points ps 0 notitle
 
 unset multiplot

@@ -18,10 +18,13 @@
  *                                 differences, after its R
  *   A learned...                  --stats: what cw learned of the platform
  *                                 (cw_stats_auto), at the end of the config
+ *   V kernel goal strategy what verdict pairs rounds ncond {est,lo,hi} x 2
+ *                                 a goal's check in a cell (verdict.c), after its R
  *   P kernel launches elapsed_s stopped_by profiling_ok
  *                                 a cell finished (the parent's progress line)
  * Text fields lose their tabs and newlines on the way.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +108,20 @@ void proto_learned(FILE *f, const uint64_t v[NLEARNED]) {
     fputc('A', f);
     for (int q = 0; q < NLEARNED; ++q)
         fprintf(f, "\t%llu", (unsigned long long)v[q]);
+    end(f);
+}
+
+void proto_check(FILE *f, const char *kernel, int rounds, const vcheck *ck) {
+    fputc('V', f);
+    field(f, kernel);
+    fprintf(f, "\t%c", ck->goal);
+    field(f, cw_strategy_name((cw_strategy)ck->strat));
+    field(f, ck->what);
+    field(f, verdict_names[ck->v]);
+    fprintf(f, "\t%d\t%d\t%d", ck->pairs, rounds, ck->ncond);
+    for (int k = 0; k < 2; ++k)
+        fprintf(f, "\t%.6g\t%.6g\t%.6g", k < ck->ncond ? ck->est[k] : NAN,
+                k < ck->ncond ? ck->lo[k] : NAN, k < ck->ncond ? ck->hi[k] : NAN);
     end(f);
 }
 
@@ -224,6 +241,34 @@ static void read_cell(char **f, int cfg, results *r) {
     c->profiling_ok = atoi(f[5]) != 0;
 }
 
+static void read_check(char **f, int cfg, results *r) {
+    if (r->nchecks == r->capchecks) {
+        r->capchecks = r->capchecks ? 2 * r->capchecks : 256;
+        r->checks = realloc(r->checks, sizeof *r->checks * (size_t)r->capchecks);
+        if (!r->checks)
+            die("out of memory");
+    }
+    check_rec *c = &r->checks[r->nchecks++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->kernel, sizeof c->kernel, "%s", f[1]);
+    c->cfg = cfg;
+    c->goal = f[2][0];
+    snprintf(c->strategy, sizeof c->strategy, "%s", f[3]);
+    snprintf(c->what, sizeof c->what, "%s", f[4]);
+    c->v = V_UNDECIDED;
+    for (int v = 0; v < 3; ++v)
+        if (!strcmp(f[5], verdict_names[v]))
+            c->v = (verdict)v;
+    c->pairs = atoi(f[6]);
+    c->rounds = atoi(f[7]);
+    c->ncond = atoi(f[8]);
+    for (int k = 0; k < 2; ++k) {
+        c->est[k] = atof(f[9 + 3 * k]);
+        c->lo[k] = atof(f[10 + 3 * k]);
+        c->hi[k] = atof(f[11 + 3 * k]);
+    }
+}
+
 static void read_floor(char **f, int cfg, results *r) {
     if (cfg < 0 || cfg >= MAX_CONFIGS)
         return;
@@ -289,6 +334,11 @@ char proto_read(char *line, int cfg, results *r, calibration *cal) {
         r->have_learned[cfg] = true;
         for (int q = 0; q < NLEARNED; ++q)
             r->learned[cfg][q] = strtoull(f[1 + q], NULL, 10);
+        break;
+    case 'V':
+        if (n != 15)
+            return 0;
+        read_check(f, cfg, r);
         break;
     case 'P':
         if (n != 6)

@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Build cw in Release and run cw-bench with its default settings, writing
-#   out/bench.txt (the table), out/bench.json, out/bench.csv, out/bench.png,
-#   out/goals.txt (bench/goals.py: the ratios to blocking and the goals),
-# and out/timerslack.txt from cw-timerslack.
+#   out/bench.txt (the tables), out/bench.json, out/bench.csv, out/bench.png,
+#   out/goals.txt (bench/goals.py: the goals' verdicts, the figures against
+#   blocking's),
+# and out/timerslack.txt from cw-timerslack; with --sweep N, out/sweep.* and
+# out/sweep-goals.txt (goal c per drawn model, goal d) instead of out/bench.*.
 # On Debian/Ubuntu it first installs whatever build or run dependency is
 # missing (as root, or through sudo). Extra arguments go to cw-bench.
 set -eu
@@ -79,21 +81,32 @@ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCW_BUILD_TESTS=OFF -DCW_
 cmake --build "$build_dir" --target cw-bench cw-timerslack -j "$(nproc 2>/dev/null || echo 2)"
 
 mkdir -p "$out_dir"
-echo "run-bench.sh: running cw-bench; results in $out_dir/" >&2
+# A sweep (--sweep N) writes sweep.*, beside a default run's bench.*.
+name=bench
+case " $* " in
+*" --sweep "* | *" --sweep="*) name=sweep ;;
+esac
+echo "run-bench.sh: running cw-bench; results in $out_dir/$name.*" >&2
 set +e
-"$build_dir/bench/cw-bench" --json "$out_dir/bench.json" --csv "$out_dir/bench.csv" \
-    --plot "$out_dir/bench.png" "$@" >"$out_dir/bench.txt"
+"$build_dir/bench/cw-bench" --json "$out_dir/$name.json" --csv "$out_dir/$name.csv" \
+    --plot "$out_dir/$name.png" "$@" >"$out_dir/$name.txt"
 status=$?
 set -e
-cat "$out_dir/bench.txt"
-# The comparison and the goals, from the JSON just written: a goal that
-# misses is a finding, not a failure of the run.
-if [ -s "$out_dir/bench.json" ]; then
+cat "$out_dir/$name.txt"
+# The goals, from the JSON just written: a goal that misses is a finding,
+# not a failure of the run.
+if [ -s "$out_dir/$name.json" ]; then
     goals_rc=0
-    python3 "$root/bench/goals.py" "$out_dir/bench.json" >"$out_dir/goals.txt" || goals_rc=$?
-    cat "$out_dir/goals.txt"
+    if [ "$name" = sweep ]; then
+        python3 "$root/bench/goals.py" "$out_dir/sweep.json" --sweep "$out_dir/sweep.json" \
+            >"$out_dir/sweep-goals.txt" || goals_rc=$?
+        cat "$out_dir/sweep-goals.txt"
+    else
+        python3 "$root/bench/goals.py" "$out_dir/bench.json" >"$out_dir/goals.txt" || goals_rc=$?
+        cat "$out_dir/goals.txt"
+    fi
     if [ "$goals_rc" -gt 1 ]; then
-        echo "run-bench.sh: bench/goals.py could not read $out_dir/bench.json" >&2
+        echo "run-bench.sh: bench/goals.py could not read $out_dir/$name.json" >&2
         [ "$status" -ne 0 ] || status=1
     fi
 fi

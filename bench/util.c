@@ -9,8 +9,9 @@
 
 const char *prog = "cw-bench";
 
-const char *const metric_names[M_COUNT] = {"cpu",      "wall",     "kernel",
-                                           "overhead", "wait_cpu", "wait_wall"};
+const char *const metric_names[M_COUNT] = {"cpu",      "wall",      "kernel",        "overhead",
+                                           "wait_cpu", "wait_wall", "added_latency", "wakeups"};
+const char *const metric_units[M_COUNT] = {"_us", "_us", "_us", "_us", "_us", "_us", "_us", ""};
 const char *const stat_names[S_COUNT] = {"mean", "median", "p90", "p99", "max", "sd"};
 const char *const auto_stats_names[NSTATS_AUTO] = {
     "unchecked_waits",       "deferred_checks", "checks",      "hybrid_waits",

@@ -1,12 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""bench/goals.py on made-up results: each ratio's standard error, and which
-misses it counts as within two standard errors of their bound.
-
-The rows are built so the figures can be worked by hand: a mean of 110
-against 100, each with a deviation of 20 over 4 launches, is 1.100 with a
-standard error of 1.1 * sqrt(0.2^2/4 + (20/110)^2/4) = 0.149. A verdict
-never changes: a miss stays a miss, however near its bound.
+"""bench/goals.py on made-up cw-bench JSON: a goal's verdict from its
+checks' (MISS if one missed, PASS if all passed, else UNDECIDED), goal d's
+from a sweep's models (38 of 40), the figures against blocking's, and the
+blocks it writes into a document and then finds up to date.
 
 usage: goals.py PATH_TO_BENCH_GOALS_PY
 """
@@ -17,75 +14,102 @@ import sys
 import tempfile
 
 
-def row(kernel, strategy, cpu, cpu_sd, wall, wall_sd, launches, model="pocl3", sd=True):
-    r = {"kernel": kernel, "driver_model": model, "config": "1", "strategy": strategy,
-         "launches": launches, "cpu_us_mean": cpu, "wall_us_mean": wall,
-         "kernel_us_median": wall}
-    if sd:
-        r.update(cpu_us_sd=cpu_sd, wall_us_sd=wall_sd)
-    return r
+def check(goal, verdict, model="pocl3", kernel="latency", strategy="auto"):
+    return {"kernel": kernel, "driver_model": model, "config": "1", "goal": goal,
+            "strategy": strategy, "check": f"{strategy} made-up check", "verdict": verdict,
+            "pairs": 12, "rounds": 12,
+            "conditions": [{"difference": -1.0, "lo": -2.0, "hi": -0.5}]}
 
 
-def run(goals, results):
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "bench.json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump({"header": {}, "results": results}, f)
-        p = subprocess.run([sys.executable, goals, path], capture_output=True, text=True)
+def row(model, strategy, lat, cpu, kernel="latency"):
+    return {"kernel": kernel, "driver_model": model, "config": "1", "strategy": strategy,
+            "launches": 10, "added_latency_us_median": lat, "cpu_us_mean": cpu}
+
+
+def doc(checks, results=None, sweep=None):
+    d = {"header": {"cw_version": "1.1.0", "git_commit": "abc", "platform_name": "PoCL",
+                    "driver_version": "3.1", "date": "2026-01-01T00:00:00Z", "elapsed_s": 60.0},
+         "results": results or [row("pocl3", "blocking", 10, 20), row("pocl3", "auto", 12, 10)],
+         "checks": checks}
+    if sweep is not None:
+        d["sweep"] = sweep
+    return d
+
+
+def run(goals, work, name, d, *args):
+    path = os.path.join(work, name)
+    with open(path, "w") as f:
+        json.dump(d, f)
+    p = subprocess.run([sys.executable, goals, path, *args], capture_output=True, text=True)
     return p.returncode, p.stdout + p.stderr
 
 
 def expect(cond, what, out):
     if not cond:
-        print(f"FAIL: {what}\n--- output ---\n{out}")
+        print(f"FAIL: {what}\n{out}")
         sys.exit(1)
     print(f"ok: {what}")
 
 
+def sweep_doc(verdicts):
+    models = [{"index": i + 1, "driver_model": f"pocl3,seed={i}", "kernel": "latency",
+               "config": "1", "goal_c": v, "checks_pass": 1, "checks_miss": int(v == "MISS"),
+               "checks_undecided": int(v == "UNDECIDED")} for i, v in enumerate(verdicts)]
+    checks = [check("c", "MISS", model=m["driver_model"]) for m in models if m["goal_c"] == "MISS"]
+    return doc(checks, sweep={"seed": 99, "models": models})
+
+
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__.strip().splitlines()[-1])
-        return 2
     goals = sys.argv[1]
-    results = [
-        # near: CPU 1.100 +-0.149 against 1.05; wall equal, no deviation.
-        row("busy-20ms", "blocking", 100, 20, 1000, 0, 4),
-        row("busy-20ms", "cooperative", 110, 20, 1000, 0, 4),
-        row("busy-20ms", "auto", 100, 20, 1000, 0, 4),
-        # far: CPU 2.000 with tiny errors.
-        row("busy-1ms", "blocking", 100, 1, 1000, 0, 100),
-        row("busy-1ms", "cooperative", 200, 1, 1000, 0, 100),
-        row("busy-1ms", "auto", 100, 1, 1000, 0, 100),
-    ]
-    rc, out = run(goals, results)
-    expect(rc == 1, "a goal with misses exits 1", out)
-    expect("busy-20ms, config 1, cooperative: CPU 1.100x \u00b10.149, wall 1.000x \u00b10.000 "
-           "(within two standard errors)" in out,
-           "the near miss carries its error and is counted as within two of them", out)
-    expect("MISS busy-20ms, config 1, cooperative" in out, "the near miss stays a MISS", out)
-    line = next(l for l in out.splitlines() if "busy-1ms, config 1, cooperative" in l)
-    expect(line.startswith("  MISS") and "within two" not in line,
-           "a miss far beyond its bound is not counted", out)
-    line = next(l for l in out.splitlines() if "busy-20ms, config 1, auto" in l)
-    expect(line.startswith("  ok") and "within two" not in line, "a pass is not annotated", out)
-    expect("(2 of 4 checks met; 1 of the 2 misses within two standard errors of their bound)"
-           in out, "the goal counts its near misses", out)
+    with tempfile.TemporaryDirectory() as work:
+        rc, out = run(goals, work, "all.json", doc(
+            [check("a", "PASS"), check("b", "PASS", model="nvidia"), check("c", "PASS")]))
+        expect(rc == 0 and "goal a: PASS" in out and "goal c: PASS" in out,
+               "every check passed: every goal PASS, exit 0", out)
+        rc, out = run(goals, work, "miss.json", doc(
+            [check("a", "PASS"), check("a", "MISS"), check("a", "UNDECIDED"), check("c", "PASS"),
+             check("c", "UNDECIDED", strategy="poll")]))
+        expect(rc == 1 and "goal a: MISS" in out and "(1 of 3 checks PASS, 1 MISS, 1 UNDECIDED)"
+               in out, "one miss makes the goal MISS, counted", out)
+        expect("goal c: UNDECIDED" in out and "UNDECIDED pocl3, latency, config 1: poll made-up"
+               in out, "an undecided check, none missed: UNDECIDED, listed", out)
+        expect("goal b: SKIP" in out, "a goal with no cell in the run says so", out)
+        # auto: latency 12 / 10, CPU 10 / 20.
+        expect(any(l.startswith("auto") and "1.20 (1.20-1.20)" in l and "0.50 (0.50-0.50)" in l
+                   for l in out.splitlines()), "auto's figures over blocking's", out)
 
-    # A single launch has no deviation: no error, and no count of near misses.
-    one = [dict(r, launches=1, cpu_us_sd=None, wall_us_sd=None) for r in results]
-    rc, out = run(goals, one)
-    expect("\u00b1" not in out and "within two" not in out,
-           "rows of one launch carry no error and no count", out)
+        sw = os.path.join(work, "sweep.json")
+        for verdicts, want in ((["PASS"] * 38 + ["MISS"] * 2, "PASS"),
+                               (["PASS"] * 37 + ["MISS"] * 3, "MISS"),
+                               (["PASS"] * 37 + ["UNDECIDED"] * 2 + ["MISS"], "UNDECIDED")):
+            with open(sw, "w") as f:
+                json.dump(sweep_doc(verdicts), f)
+            rc, out = run(goals, work, "all.json", doc([check("c", "PASS")]), "--sweep", sw)
+            expect(f"goal d: {want}: goal c held, decided, in {verdicts.count('PASS')} of 40"
+                   in out and "seed 99" in out, f"goal d {want} from its models", out)
+        expect("       MISS auto made-up check" in out, "a sweep model's miss is listed", out)
 
-    # Results from before the deviations were recorded read as they did.
-    old = [row(r["kernel"], r["strategy"], r["cpu_us_mean"], 0, r["wall_us_mean"], 0,
-               r["launches"], sd=False) for r in results]
-    rc, out = run(goals, old)
-    expect(rc == 1 and "CPU 1.100x, wall 1.000x" in out and "\u00b1" not in out,
-           "a file without deviations gives the plain ratios", out)
-    print("goals: all checks passed")
-    return 0
+        # The blocks: written, then found up to date, then stale on other figures.
+        md = os.path.join(work, "doc.md")
+        with open(md, "w") as f:
+            f.write("# x\n\n<!-- goals.py begin goals -->\nold\n<!-- goals.py end -->\n\ntext\n\n"
+                    "<!-- goals.py begin figures -->\n<!-- goals.py end -->\n"
+                    "<!-- goals.py begin sweep -->\n<!-- goals.py end -->\n")
+        rc, out = run(goals, work, "all.json", doc([check("a", "PASS")]), "--sweep", sw,
+                      "--update", md)
+        text = open(md).read()
+        expect(rc == 0 and "old" not in text and "goal a: PASS" in text and "goal d:" in text
+               and "**pocl3**" in text and text.count("do not edit") == 3 and "\ntext\n" in text,
+               "--update fills every block and keeps the text between", text + out)
+        rc, out = run(goals, work, "all.json", doc([check("a", "PASS")]), "--sweep", sw,
+                      "--check", md)
+        expect(rc == 0, "--check: up to date", out)
+        rc, out = run(goals, work, "all.json", doc([check("a", "MISS")]), "--sweep", sw,
+                      "--check", md)
+        expect(rc == 1 and "not what the kept runs give" in out, "--check: stale", out)
+        rc, out = run(goals, work, "all.json", doc([check("a", "PASS")]), "--check", md)
+        expect(rc == 2 and "no --sweep FILE" in out, "--check: a sweep block needs --sweep", out)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cw-bench: the goals' checks of one cell and their verdicts.
+ *
+ * A check compares strategies on paired, interleaved samples: the pair unit
+ * is a round, in which every strategy still running ran one block of
+ * launches in a random order (child.c), so drift on a shared machine hits
+ * both sides of a pair alike. Each goal's bound is linear in the means
+ * (blocking's x 1.05 + 2 us, 0.10x blocking's, ...), so a condition is a
+ * linear form of the strategies' figures that must be <= 0; per round the
+ * form's value is one paired difference, and the check's interval is the
+ * distribution-free 95% interval of the median of those differences (the
+ * sign test's: two order statistics). bench/README.md says why neither a
+ * t interval nor a bootstrap of the mean.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+const char *const verdict_names[3] = {"UNDECIDED", "PASS", "MISS"};
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* P(X <= k) for X ~ Binomial(n, 1/2), in log space (n may be thousands). */
+static double binom_half_cdf(int n, int k) {
+    double sum = 0, lfn = lgamma(n + 1.0);
+    for (int i = 0; i <= k; ++i)
+        sum += exp(lfn - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * M_LN2);
+    return sum;
+}
+
+int sign_test_rank(int n) {
+    /* The largest k with P(X <= k - 1) <= 2.5%: then the k-th smallest and
+     * the k-th largest of n values bound their median with at least 95%. */
+    int k = 0;
+    while (k < n / 2 && binom_half_cdf(n, k) <= 0.025)
+        ++k;
+    return k;
+}
+
+int median_interval(double *d, int n, double *median, double *lo, double *hi) {
+    *median = *lo = *hi = NAN;
+    if (n < 1)
+        return -1;
+    qsort(d, (size_t)n, sizeof *d, cmp_double);
+    *median = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+    int k = sign_test_rank(n);
+    if (k < 1)
+        return -1;
+    *lo = d[k - 1];
+    *hi = d[n - k];
+    return 0;
+}
+
+static double cond_value(const vcond *c, const round_fig *const *figs, int r, bool *ran) {
+    double v = c->c;
+    *ran = true;
+    for (int t = 0; t < c->nterm; ++t) {
+        const round_fig *f = &figs[c->t[t].strat][r];
+        if (!f->ran) {
+            *ran = false;
+            return NAN;
+        }
+        v += c->t[t].coef * f->v[c->t[t].metric];
+    }
+    return v;
+}
+
+void check_eval(vcheck *ck, const round_fig *const *figs, int nrounds, double *scratch) {
+    bool decided_true[2] = {false, false}, decided_false[2] = {false, false};
+    ck->pairs = 0;
+    for (int k = 0; k < ck->ncond; ++k) {
+        int n = 0;
+        for (int r = 0; r < nrounds; ++r) {
+            bool ran;
+            double v = cond_value(&ck->cond[k], figs, r, &ran);
+            if (ran && isfinite(v))
+                scratch[n++] = v;
+        }
+        ck->pairs = n;
+        median_interval(scratch, n, &ck->est[k], &ck->lo[k], &ck->hi[k]);
+        /* Wholly on one side of the bound: the condition (value <= 0) is
+         * decided true or false. */
+        decided_true[k] = isfinite(ck->hi[k]) && ck->hi[k] <= 0;
+        decided_false[k] = isfinite(ck->lo[k]) && ck->lo[k] > 0;
+    }
+    if (ck->ncond == 1) {
+        /* A requirement: it holds when its condition does. */
+        ck->v = decided_true[0] ? V_PASS : decided_false[0] ? V_MISS : V_UNDECIDED;
+    } else {
+        /* Not beaten: the other strategy beats the judged one when both
+         * conditions hold; one of them decided false settles it. */
+        ck->v = decided_false[0] || decided_false[1] ? V_PASS
+                : decided_true[0] && decided_true[1] ? V_MISS
+                                                     : V_UNDECIDED;
+    }
+}
+
+static vcond cond2(int s1, int m1, double c1, int s2, int m2, double c2, double k) {
+    vcond c = {.nterm = 2, .c = k};
+    c.t[0] = (vterm){s1, m1, c1};
+    c.t[1] = (vterm){s2, m2, c2};
+    return c;
+}
+
+static vcheck *add(vcheck *out, int *n, int max, char goal, int strat, const char *fmt,
+                   const char *sname) {
+    if (*n >= max)
+        return NULL;
+    vcheck *ck = &out[(*n)++];
+    memset(ck, 0, sizeof *ck);
+    ck->goal = goal;
+    ck->strat = strat;
+    snprintf(ck->what, sizeof ck->what, fmt, sname);
+    return ck;
+}
+
+int goal_checks(const goal_cell *gc, vcheck *out, int max) {
+    int n = 0;
+    const int B = CW_STRATEGY_BLOCKING, A = CW_STRATEGY_AUTO, C = CW_STRATEGY_COOPERATIVE;
+    vcheck *ck;
+    if (gc->pocl3 && gc->on[B]) {
+        /* Goal a: the real driver, unchanged. */
+        const int judged[] = {A, C};
+        for (int i = 0; i < 2; ++i) {
+            int s = judged[i];
+            if (!gc->on[s])
+                continue;
+            const char *nm = cw_strategy_name((cw_strategy)s);
+            if ((ck =
+                     add(out, &n, max, 'a', s, "%s added latency <= blocking's x 1.05 + 2 us", nm)))
+                ck->ncond = 1, ck->cond[0] = cond2(s, VM_LAT, 1, B, VM_LAT, -1.05, -2);
+            if (gc->command_us < GOAL_LONG_US) {
+                if ((ck = add(out, &n, max, 'a', s, "%s CPU per launch <= blocking's x 1.05", nm)))
+                    ck->ncond = 1, ck->cond[0] = cond2(s, VM_CPU, 1, B, VM_CPU, -1.05, 0);
+            } else if ((ck = add(out, &n, max, 'a', s,
+                                 "%s CPU per second waited <= blocking's + 0.5 ms/s", nm))) {
+                ck->ncond = 1, ck->cond[0] = cond2(s, VM_CPS, 1, B, VM_CPS, -1, -0.0005);
+            }
+        }
+    }
+    if (gc->nvidia && gc->on[B] && gc->on[A]) {
+        /* Goal b: a spinning driver wait, late callbacks, a timer device. */
+        if (gc->latency_kernel) {
+            if ((ck = add(out, &n, max, 'b', A, "%s added latency <= blocking's x 1.05", "auto")))
+                ck->ncond = 1, ck->cond[0] = cond2(A, VM_LAT, 1, B, VM_LAT, -1.05, 0);
+            if ((ck = add(out, &n, max, 'b', A, "%s CPU per launch <= blocking's", "auto")))
+                ck->ncond = 1, ck->cond[0] = cond2(A, VM_CPU, 1, B, VM_CPU, -1, 0);
+        } else if (gc->command_us >= GOAL_B_MIN_US) {
+            if ((ck = add(out, &n, max, 'b', A, "%s CPU per launch <= blocking's x 0.10", "auto")))
+                ck->ncond = 1, ck->cond[0] = cond2(A, VM_CPU, 1, B, VM_CPU, -0.10, 0);
+            if ((ck = add(out, &n, max, 'b', A,
+                          "%s added latency <= max(100 us, 0.5%% of the command)", "auto")))
+                ck->ncond = 1, ck->cond[0] = cond2(A, VM_LAT, 1, A, VM_CMDB, -1, 0);
+        }
+    }
+    if (gc->on[A]) {
+        /* Goal c: no fixed strategy beats auto with a margin. */
+        for (int s = 0; s < NSTRAT; ++s) {
+            if (s == A || s == CW_STRATEGY_DEFAULT || !gc->on[s])
+                continue;
+            const char *nm = cw_strategy_name((cw_strategy)s);
+            if ((ck = add(out, &n, max, 'c', s,
+                          "%s: not both latency <= auto's / 1.05 and CPU <= auto's", nm))) {
+                ck->ncond = 2;
+                ck->cond[0] = cond2(s, VM_LAT, 1, A, VM_LAT, -1 / 1.05, 0);
+                ck->cond[1] = cond2(s, VM_CPU, 1, A, VM_CPU, -1, 0);
+            }
+            if ((ck = add(out, &n, max, 'c', s,
+                          "%s: not both CPU <= auto's / 1.2 and latency <= auto's", nm))) {
+                ck->ncond = 2;
+                ck->cond[0] = cond2(s, VM_CPU, 1, A, VM_CPU, -1 / 1.2, 0);
+                ck->cond[1] = cond2(s, VM_LAT, 1, A, VM_LAT, -1, 0);
+            }
+        }
+    }
+    return n;
+}
+
+/* A block's mean without its largest value (blocks of 3 or more), for CPU
+ * time: a thread's CPU clock does not run while it is preempted, so most
+ * of its spread is the strategy's own and stays in; the one value dropped
+ * takes out a rare interference (a page fault, a cold cache after another
+ * process ran) that moves a block's mean by more than the goals' margin. */
+static double trimmed_mean(const sample *s, unsigned n, size_t off) {
+    double sum = 0, top = -INFINITY;
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        double v = *(const double *)((const char *)&s[i] + off);
+        if (!isfinite(v))
+            continue;
+        sum += v;
+        top = v > top ? v : top;
+        ++k;
+    }
+    if (k == 0)
+        return NAN;
+    return k >= 3 ? (sum - top) / (k - 1) : sum / k;
+}
+
+/* A block's median, for added latency: a wall-clock figure, which any
+ * wake-up that another process's load delays stretches by up to
+ * milliseconds, whatever the strategy (on the shared machine of the kept
+ * runs, a few percent of launches); the median of a block of 5 stays put
+ * unless 3 of its 5 launches are hit. */
+static double block_median(const sample *s, unsigned n) {
+    double buf[64], *v = n <= 64 ? buf : malloc(sizeof(double) * n);
+    if (!v)
+        die("out of memory");
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; ++i)
+        if (isfinite(s[i].latency_us))
+            v[k++] = s[i].latency_us;
+    double m = k ? median_of(v, k) : NAN;
+    if (v != buf)
+        free(v);
+    return m;
+}
+
+void round_figures(const sample *s, unsigned n, round_fig *f) {
+    double wc = 0, ww = 0, cmd = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        wc += s[i].wait_cpu_us;
+        ww += s[i].wait_wall_us;
+        cmd += s[i].kernel_us;
+    }
+    f->ran = n > 0;
+    f->v[VM_LAT] = block_median(s, n);
+    f->v[VM_CPU] = trimmed_mean(s, n, offsetof(sample, cpu_us));
+    f->v[VM_CPS] = ww > 0 ? wc / ww : NAN;
+    double c = n ? cmd / n : NAN;
+    f->v[VM_CMDB] = 0.005 * c > 100 ? 0.005 * c : 100;
+}

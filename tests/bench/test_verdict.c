@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cw-bench's verdicts (bench/verdict.c) on made-up rounds, and the sweep's
+ * draws (bench/sweep.c) against the driver model layer's own parser.
+ * No OpenCL runs here.
+ */
+#include "harness.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "bench.h"
+#include "drivermodel/model.h"
+
+enum { B = CW_STRATEGY_BLOCKING, A = CW_STRATEGY_AUTO, C = CW_STRATEGY_COOPERATIVE };
+#define MAXR 4096
+
+/* Rounds of made-up figures, every strategy marked as not run. */
+typedef struct rounds {
+    round_fig *figs[NSTRAT];
+    double scratch[MAXR];
+    uint64_t x;
+} rounds;
+
+static rounds *rounds_new(void) {
+    rounds *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    for (int s = 0; s < NSTRAT; ++s) {
+        r->figs[s] = calloc(MAXR, sizeof(round_fig));
+        assert_non_null(r->figs[s]);
+    }
+    r->x = 12345;
+    return r;
+}
+
+static void rounds_free(rounds *r) {
+    for (int s = 0; s < NSTRAT; ++s)
+        free(r->figs[s]);
+    free(r);
+}
+
+/* Noise uniform in [-w, w], from a fixed sequence. */
+static double noise(rounds *r, double w) {
+    r->x = r->x * 6364136223846793005ull + 1442695040888963407ull;
+    return w * (2.0 * (double)(r->x >> 11) / 9007199254740992.0 - 1.0);
+}
+
+static void set(rounds *r, int s, int round, double lat, double cpu) {
+    round_fig *f = &r->figs[s][round];
+    f->ran = true;
+    f->v[VM_LAT] = lat;
+    f->v[VM_CPU] = cpu;
+    f->v[VM_CPS] = cpu / 1e6;
+    f->v[VM_CMDB] = 100;
+}
+
+/* Goal a's latency check of auto on a pocl3 cell of a short command. */
+static vcheck a_latency_check(void) {
+    goal_cell gc = {.pocl3 = true, .command_us = 1000};
+    gc.on[B] = gc.on[A] = true;
+    vcheck ck[MAX_CHECKS];
+    int n = goal_checks(&gc, ck, MAX_CHECKS);
+    for (int i = 0; i < n; ++i)
+        if (ck[i].goal == 'a' && ck[i].strat == A && strstr(ck[i].what, "latency"))
+            return ck[i];
+    fail_msg("no latency check of goal a");
+    return ck[0];
+}
+
+/* Auto's latency is ratio x blocking's, each round with noise of width w. */
+static void fill(rounds *r, int n, double ratio, double w) {
+    for (int i = 0; i < n; ++i) {
+        double base = 100 + noise(r, 10);
+        set(r, B, i, base, 20);
+        set(r, A, i, base * ratio + noise(r, w), 20);
+    }
+}
+
+static const round_fig *const *figs(const rounds *r) {
+    return (const round_fig *const *)r->figs;
+}
+
+/* The sign test's interval, worked by hand: of 10 values the 2nd smallest
+ * to the 2nd largest (P(Binomial(10, 1/2) <= 1) = 11/1024 <= 2.5%, <= 2 is
+ * 56/1024 > 2.5%); of 6, the smallest to the largest (2/64 = 3.1% <= 5%);
+ * below 6 no interval reaches 95%. */
+static void interval_by_hand(void **state) {
+    (void)state;
+    double d[] = {7, 1, 10, 3, 2, 9, 4, 8, 6, 5}, m, lo, hi;
+    assert_int_equal(median_interval(d, 10, &m, &lo, &hi), 0);
+    assert_true(m == 5.5 && lo == 2 && hi == 9);
+    double e[] = {3, -1, 2, 8, 0, 5};
+    assert_int_equal(median_interval(e, 6, &m, &lo, &hi), 0);
+    assert_true(m == 2.5 && lo == -1 && hi == 8);
+    double f[] = {1, 2, 3, 4, 5};
+    assert_int_equal(median_interval(f, 5, &m, &lo, &hi), -1);
+    assert_true(m == 3 && isnan(lo) && isnan(hi));
+    assert_int_equal(sign_test_rank(5), 0);
+    assert_int_equal(sign_test_rank(6), 1);
+    assert_int_equal(sign_test_rank(10), 2);
+    /* For many values, near the normal approximation n/2 - 1.96 sqrt(n)/2. */
+    int k = sign_test_rank(1000);
+    assert_true(k >= 468 && k <= 471);
+}
+
+/* One outlier in twenty rounds moves no verdict: the interval is of the
+ * median difference. */
+static void an_outlier_changes_nothing(void **state) {
+    (void)state;
+    rounds *r = rounds_new();
+    fill(r, 20, 1.0, 1);
+    r->figs[A][4].v[VM_LAT] = 100000; /* one preempted round */
+    vcheck ck = a_latency_check();
+    check_eval(&ck, figs(r), 20, r->scratch);
+    assert_int_equal(ck.v, V_PASS);
+    rounds_free(r);
+}
+
+/* Auto as fast as blocking, by far within 1.05x + 2 us: PASS. */
+static void pass_when_wholly_below(void **state) {
+    (void)state;
+    rounds *r = rounds_new();
+    fill(r, 20, 1.0, 1);
+    vcheck ck = a_latency_check();
+    check_eval(&ck, figs(r), 20, r->scratch);
+    assert_int_equal(ck.v, V_PASS);
+    assert_int_equal(ck.pairs, 20);
+    /* The bound is 1.05 x ~100 + 2: the difference is about -7. */
+    assert_true(ck.hi[0] < 0 && ck.est[0] < -5 && ck.est[0] > -9);
+    rounds_free(r);
+}
+
+/* Auto 30% slower: MISS. */
+static void miss_when_wholly_above(void **state) {
+    (void)state;
+    rounds *r = rounds_new();
+    fill(r, 20, 1.3, 1);
+    vcheck ck = a_latency_check();
+    check_eval(&ck, figs(r), 20, r->scratch);
+    assert_int_equal(ck.v, V_MISS);
+    assert_true(ck.lo[0] > 0);
+    rounds_free(r);
+}
+
+/* Right at the bound, with noise: neither side. */
+static void undecided_across_the_bound(void **state) {
+    (void)state;
+    rounds *r = rounds_new();
+    for (int i = 0; i < 30; ++i) {
+        set(r, B, i, 100, 20);
+        set(r, A, i, 107 + noise(r, 20), 20); /* the bound: 1.05 x 100 + 2 = 107 */
+    }
+    vcheck ck = a_latency_check();
+    check_eval(&ck, figs(r), 30, r->scratch);
+    assert_int_equal(ck.v, V_UNDECIDED);
+    assert_true(ck.lo[0] <= 0 && ck.hi[0] > 0);
+    rounds_free(r);
+}
+
+/* 3% over blocking, with noise: undecided on 5 rounds, a PASS once the
+ * interval has narrowed past the bound (1.05 x + 2 us). */
+static void decided_as_rounds_are_added(void **state) {
+    (void)state;
+    rounds *r = rounds_new();
+    fill(r, 2000, 1.03, 40);
+    vcheck ck = a_latency_check();
+    check_eval(&ck, figs(r), 5, r->scratch);
+    assert_int_equal(ck.v, V_UNDECIDED);
+    int decided_at = 0;
+    for (int n = 6; n <= 2000 && !decided_at; ++n) {
+        check_eval(&ck, figs(r), n, r->scratch);
+        if (ck.v != V_UNDECIDED)
+            decided_at = n;
+    }
+    assert_true(decided_at > 5);
+    assert_int_equal(ck.v, V_PASS);
+    rounds_free(r);
+}
+
+/* Only rounds in which both strategies ran are pairs. */
+static void pairs_need_both(void **state) {
+    (void)state;
+    rounds *r = rounds_new();
+    fill(r, 10, 1.0, 1);
+    r->figs[A][3].ran = false;
+    r->figs[B][7].ran = false;
+    vcheck ck = a_latency_check();
+    check_eval(&ck, figs(r), 10, r->scratch);
+    assert_int_equal(ck.pairs, 8);
+    rounds_free(r);
+}
+
+static vcheck c_check(int s, int which) {
+    goal_cell gc = {.command_us = 1000};
+    for (int q = 0; q < NSTRAT; ++q)
+        gc.on[q] = true;
+    vcheck ck[MAX_CHECKS];
+    int n = goal_checks(&gc, ck, MAX_CHECKS), seen = 0;
+    for (int i = 0; i < n; ++i)
+        if (ck[i].goal == 'c' && ck[i].strat == s && seen++ == which)
+            return ck[i];
+    fail_msg("no check of goal c");
+    return ck[0];
+}
+
+/* Goal c: a strategy with both lower latency and lower CPU beats auto
+ * (MISS); one that spins (lower latency, more CPU) does not (PASS). */
+static void goal_c_beaten_or_not(void **state) {
+    (void)state;
+    rounds *r = rounds_new();
+    for (int i = 0; i < 20; ++i) {
+        set(r, A, i, 100 + noise(r, 2), 30 + noise(r, 1));
+        set(r, C, i, 50 + noise(r, 2), 20 + noise(r, 1));                     /* beats auto */
+        set(r, CW_STRATEGY_POLL, i, 10 + noise(r, 2), 300 + noise(r, 1));     /* a spin */
+        set(r, CW_STRATEGY_PTHREAD, i, 98 + noise(r, 2), 29.5 + noise(r, 1)); /* within */
+    }
+    for (int which = 0; which < 2; ++which) {
+        vcheck ck = c_check(C, which);
+        check_eval(&ck, figs(r), 20, r->scratch);
+        assert_int_equal(ck.v, V_MISS);
+        ck = c_check(CW_STRATEGY_POLL, which);
+        check_eval(&ck, figs(r), 20, r->scratch);
+        assert_int_equal(ck.v, V_PASS);
+        ck = c_check(CW_STRATEGY_PTHREAD, which);
+        check_eval(&ck, figs(r), 20, r->scratch);
+        assert_int_equal(ck.v, V_PASS);
+    }
+    rounds_free(r);
+}
+
+/* Which goals a cell gets: a on plain pocl3, b on plain nvidia, c always. */
+static void goals_per_cell(void **state) {
+    (void)state;
+    vcheck ck[MAX_CHECKS];
+    goal_cell gc = {.pocl3 = true, .command_us = 100000};
+    for (int q = 0; q < NSTRAT; ++q)
+        gc.on[q] = true;
+    int n = goal_checks(&gc, ck, MAX_CHECKS), na = 0, nb = 0, nc = 0, cps = 0;
+    for (int i = 0; i < n; ++i) {
+        na += ck[i].goal == 'a';
+        nb += ck[i].goal == 'b';
+        nc += ck[i].goal == 'c';
+        cps += ck[i].goal == 'a' && ck[i].cond[0].t[0].metric == VM_CPS;
+    }
+    /* auto and cooperative, latency and (from 20 ms) CPU per second. */
+    assert_int_equal(na, 4);
+    assert_int_equal(cps, 2);
+    assert_int_equal(nb, 0);
+    /* Every fixed strategy but the library's default, two checks each. */
+    assert_int_equal(nc, 2 * (NSTRAT - 2));
+    gc.pocl3 = false;
+    gc.nvidia = true;
+    gc.latency_kernel = true;
+    n = goal_checks(&gc, ck, MAX_CHECKS);
+    na = nb = 0;
+    for (int i = 0; i < n; ++i) {
+        na += ck[i].goal == 'a';
+        nb += ck[i].goal == 'b';
+    }
+    assert_int_equal(na, 0);
+    assert_int_equal(nb, 2);
+    /* Without auto, goal c has nothing to judge. */
+    gc.nvidia = false;
+    gc.on[A] = false;
+    assert_int_equal(goal_checks(&gc, ck, MAX_CHECKS), 0);
+}
+
+/* A block's figures: the median latency, the CPU mean without its largest. */
+static void block_figures(void **state) {
+    (void)state;
+    sample s[5] = {{.cpu_us = 10, .latency_us = 12, .wait_cpu_us = 1, .wait_wall_us = 10},
+                   {.cpu_us = 12, .latency_us = 5000, .wait_cpu_us = 1, .wait_wall_us = 10},
+                   {.cpu_us = 11, .latency_us = 11, .wait_cpu_us = 1, .wait_wall_us = 10},
+                   {.cpu_us = 900, .latency_us = 13, .wait_cpu_us = 1, .wait_wall_us = 10},
+                   {.cpu_us = 13, .latency_us = 4000, .wait_cpu_us = 1, .wait_wall_us = 10}};
+    for (int i = 0; i < 5; ++i)
+        s[i].kernel_us = 40000;
+    round_fig f;
+    round_figures(s, 5, &f);
+    assert_true(f.ran);
+    assert_true(fabs(f.v[VM_LAT] - 13) < 1e-9);
+    assert_true(fabs(f.v[VM_CPU] - 11.5) < 1e-9);
+    assert_true(fabs(f.v[VM_CPS] - 0.1) < 1e-9);
+    assert_true(fabs(f.v[VM_CMDB] - 200) < 1e-9); /* 0.5% of 40 ms */
+}
+
+/* The same seed draws the same models; another seed others. */
+static void sweep_same_seed_same_models(void **state) {
+    (void)state;
+    int differ = 0;
+    for (int i = 0; i < 40; ++i) {
+        sweep_draw a, b, c;
+        sweep_draw_model(20261204, i, &a);
+        sweep_draw_model(20261204, i, &b);
+        sweep_draw_model(20261205, i, &c);
+        assert_string_equal(a.spec, b.spec);
+        assert_string_equal(a.kernel, b.kernel);
+        assert_int_equal(a.cpus, b.cpus);
+        differ += strcmp(a.spec, c.spec) != 0;
+    }
+    assert_true(differ >= 38);
+}
+
+/* Every draw is a model the layer accepts, each parameter within its
+ * documented range, with a kernel and a configuration of the sweep's. */
+static void sweep_draws_are_valid_models(void **state) {
+    (void)state;
+    int timer = 0, late = 0, waits[4] = {0}, fails[4] = {0}, kernels[SWEEP_NKERNELS] = {0};
+    for (unsigned long seed = 1; seed <= 25; ++seed)
+        for (int i = 0; i < 40; ++i) {
+            sweep_draw d;
+            sweep_draw_model(seed * 2654435761u, i, &d);
+            dm_config cfg;
+            char msg[256] = "";
+            if (dm_config_parse(d.spec, &cfg, msg, sizeof msg) != 0)
+                fail_msg("%s: %s", d.spec, msg);
+            assert_true(cfg.callback_delay_us >= 0 && cfg.callback_delay_us <= SWEEP_MAX_DELAY_US);
+            assert_true(cfg.jitter_us >= 0 && cfg.jitter_us <= SWEEP_MAX_DELAY_US);
+            assert_true(cfg.stall_us >= 0 && cfg.stall_us <= 100000000L);
+            assert_true(cfg.kernel_us >= 0 && cfg.kernel_us <= 100000000L);
+            if (cfg.wait == DM_WAIT_SPINBLOCK)
+                assert_true(cfg.spin_us >= 1 && cfg.spin_us <= 100000000L);
+            int k = -1;
+            for (int q = 0; q < SWEEP_NKERNELS; ++q)
+                if (!strcmp(d.kernel, sweep_kernels[q]))
+                    k = q;
+            assert_true(k >= 0);
+            assert_true(d.cpus == 0 || d.cpus == 1);
+            kernels[k]++;
+            timer += cfg.device == DM_DEVICE_TIMER;
+            late += cfg.callback_delay_us > 0;
+            waits[cfg.wait]++;
+            fails[cfg.failed]++;
+        }
+    /* 1000 draws reach every value of every choice. */
+    assert_true(timer > 0 && timer < 1000 && late > 0 && late < 1000);
+    for (int q = 0; q < 4; ++q)
+        assert_true(waits[q] > 0 && fails[q] > 0);
+    for (int q = 0; q < SWEEP_NKERNELS; ++q)
+        assert_true(kernels[q] > 0);
+}
+
+static const struct CMUnitTest bench_verdict[] = {
+    cmocka_unit_test(interval_by_hand),
+    cmocka_unit_test(an_outlier_changes_nothing),
+    cmocka_unit_test(pass_when_wholly_below),
+    cmocka_unit_test(miss_when_wholly_above),
+    cmocka_unit_test(undecided_across_the_bound),
+    cmocka_unit_test(decided_as_rounds_are_added),
+    cmocka_unit_test(pairs_need_both),
+    cmocka_unit_test(goal_c_beaten_or_not),
+    cmocka_unit_test(goals_per_cell),
+    cmocka_unit_test(block_figures),
+    cmocka_unit_test(sweep_same_seed_same_models),
+    cmocka_unit_test(sweep_draws_are_valid_models),
+};
+
+CW_TEST_MAIN(bench_verdict, NULL, NULL)
