@@ -70,6 +70,10 @@ unsafe impl Sync for Host {}
 
 impl Host {
     pub fn new() -> Host {
+        // PoCL's first clGetPlatformIDs/clGetDeviceIDs set its devices up;
+        // two at once on parallel test threads can find no device.
+        static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = SETUP.lock().unwrap_or_else(|e| e.into_inner());
         unsafe {
             let mut platform = null_mut();
             let mut n = 0;
