@@ -2,6 +2,9 @@
 //! Measures N concurrent waits on a tokio runtime, two ways:
 //!   cw        each task awaits `cw_opencl::tokio::wait(event)` (one notifier
 //!             descriptor for all of them, no thread per wait);
+//!   cw-thread each task awaits `cw_opencl::future::wait(event)` (the
+//!             executor-agnostic future: the same notifier, drained by one
+//!             helper thread);
 //!   blocking  each task awaits `spawn_blocking(clWaitForEvents)` (one
 //!             blocking-pool thread per wait; the pool is sized to N so
 //!             that no wait queues behind another).
@@ -25,6 +28,7 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
     Cw,
+    CwThread,
     Blocking,
 }
 
@@ -32,6 +36,7 @@ impl Mode {
     fn name(self) -> &'static str {
         match self {
             Mode::Cw => "cw",
+            Mode::CwThread => "cw-thread",
             Mode::Blocking => "blocking",
         }
     }
@@ -89,8 +94,12 @@ fn run(host: &cl::Host, mode: Mode, n: usize, gap: Duration, workers: usize) -> 
         .map(|(i, e)| {
             let done = done.clone();
             match mode {
-                Mode::Cw => {
-                    let fut = cw_opencl::tokio::wait(e.as_ref());
+                Mode::Cw | Mode::CwThread => {
+                    let fut = if mode == Mode::Cw {
+                        cw_opencl::tokio::wait(e.as_ref())
+                    } else {
+                        cw_opencl::future::wait(e.as_ref())
+                    };
                     rt.spawn(async move {
                         fut.await.expect("cw wait");
                         done[i].store(now_ns(), Ordering::Relaxed);
@@ -208,18 +217,16 @@ fn main() {
     // One small unreported run of each mode first: cw's first waits probe
     // the platform, and the first threads and callbacks of a process cost
     // more than later ones.
-    for mode in [Mode::Cw, Mode::Blocking] {
+    const MODES: [Mode; 3] = [Mode::Cw, Mode::CwThread, Mode::Blocking];
+    for mode in MODES {
         run(&host, mode, 50.min(n), gap, workers);
     }
     println!("round mode      cpu_ms  wall_ms  set_ms  threads_added  p50_us   p99_us");
     let mut all: Vec<(Mode, Run)> = Vec::new();
     for r in 0..rounds {
-        let order = if r % 2 == 0 {
-            [Mode::Cw, Mode::Blocking]
-        } else {
-            [Mode::Blocking, Mode::Cw]
-        };
-        for mode in order {
+        // Each mode takes each place in the order in turn.
+        for k in 0..MODES.len() {
+            let mode = MODES[(r + k) % MODES.len()];
             let x = run(&host, mode, n, gap, workers);
             println!(
                 "{:5} {:9} {:7.1} {:8.1} {:7.1} {:14} {:7.1} {:8.1}",
@@ -232,7 +239,7 @@ fn main() {
         median(all.iter().filter(|(m, _)| *m == mode).map(|(_, r)| f(r)).collect())
     };
     println!("# medians over {} rounds", rounds);
-    for mode in [Mode::Cw, Mode::Blocking] {
+    for mode in MODES {
         println!(
             "median {:9} {:7.1} {:8.1} {:7.1} {:14} {:7.1} {:8.1}",
             mode.name(),
