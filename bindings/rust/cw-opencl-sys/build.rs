@@ -19,12 +19,20 @@ fn pkg_config(args: &[&str]) -> String {
             args.join(" "),
             String::from_utf8_lossy(&o.stderr).trim()
         ),
-        Err(e) => panic!("cw-opencl-sys: cannot run `{}` ({}): install pkg-config", tool, e),
+        Err(e) => panic!(
+            "cw-opencl-sys: cannot run `{}` ({}): install pkg-config",
+            tool, e
+        ),
     }
 }
 
 fn main() {
-    for var in ["PKG_CONFIG", "PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "PKG_CONFIG_SYSROOT_DIR"] {
+    for var in [
+        "PKG_CONFIG",
+        "PKG_CONFIG_PATH",
+        "PKG_CONFIG_LIBDIR",
+        "PKG_CONFIG_SYSROOT_DIR",
+    ] {
         println!("cargo:rerun-if-env-changed={}", var);
     }
     let libs = pkg_config(&["--libs"]);
@@ -44,5 +52,8 @@ fn main() {
     println!("cargo:libdirs={}", libdirs.join(":"));
     println!("cargo:rustc-env=CW_OPENCL_SYS_CFLAGS={}", cflags);
     println!("cargo:rustc-env=CW_OPENCL_SYS_LIBS={}", libs);
-    println!("cargo:rustc-env=CW_OPENCL_SYS_VERSION={}", pkg_config(&["--modversion"]));
+    println!(
+        "cargo:rustc-env=CW_OPENCL_SYS_VERSION={}",
+        pkg_config(&["--modversion"])
+    );
 }

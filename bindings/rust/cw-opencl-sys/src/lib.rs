@@ -207,8 +207,11 @@ extern "C" {
     pub fn cw_futex_parker_init(fp: *mut cw_futex_parker);
 
     // cw/wait.h
-    pub fn cw_wait(event: cl_event, options: *const cw_wait_options, cl_status: *mut cl_int)
-        -> c_int;
+    pub fn cw_wait(
+        event: cl_event,
+        options: *const cw_wait_options,
+        cl_status: *mut cl_int,
+    ) -> c_int;
     pub fn cw_event_forget(event: cl_event);
     pub fn cw_strategy_name(strategy: cw_strategy) -> *const c_char;
     pub fn cw_strategy_from_name(name: *const c_char, out: *mut cw_strategy) -> c_int;
@@ -239,8 +242,11 @@ extern "C" {
         cl_error: *mut cl_int,
     ) -> c_int;
     pub fn cw_notifier_cancel(n: *mut cw_notifier, tag: u64) -> c_int;
-    pub fn cw_notifier_drain(n: *mut cw_notifier, out: *mut cw_notifier_result, max: usize)
-        -> usize;
+    pub fn cw_notifier_drain(
+        n: *mut cw_notifier,
+        out: *mut cw_notifier_result,
+        max: usize,
+    ) -> usize;
     pub fn cw_notifier_pending(n: *mut cw_notifier) -> usize;
 
     // cw/stats.h

@@ -102,7 +102,10 @@ fn structs_and_constants_match_the_c_headers() {
     macro_rules! s {
         ($t:ty) => {
             rust.push((format!("size {}", stringify!($t)), size_of::<$t>() as i128));
-            rust.push((format!("align {}", stringify!($t)), align_of::<$t>() as i128));
+            rust.push((
+                format!("align {}", stringify!($t)),
+                align_of::<$t>() as i128,
+            ));
         };
     }
     macro_rules! o {
@@ -116,7 +119,16 @@ fn structs_and_constants_match_the_c_headers() {
         };
     }
     s!(cw_wait_options);
-    o!(cw_wait_options, strategy, flags, timeout_us, check_interval_us, parker, spin_us, reserved);
+    o!(
+        cw_wait_options,
+        strategy,
+        flags,
+        timeout_us,
+        check_interval_us,
+        parker,
+        spin_us,
+        reserved
+    );
     s!(cw_parker);
     o!(cw_parker, ops);
     s!(cw_parker_ops);
@@ -126,7 +138,18 @@ fn structs_and_constants_match_the_c_headers() {
     s!(cw_notifier_result);
     o!(cw_notifier_result, tag, rc, status);
     s!(cw_stats);
-    o!(cw_stats, waits, spins, yields, parks, sleeps, polls, timeouts, latency_count, latency_us);
+    o!(
+        cw_stats,
+        waits,
+        spins,
+        yields,
+        parks,
+        sleeps,
+        polls,
+        timeouts,
+        latency_count,
+        latency_us
+    );
     s!(cw_stats_auto);
     o!(
         cw_stats_auto,
@@ -149,17 +172,53 @@ fn structs_and_constants_match_the_c_headers() {
     s!(cw_error);
     s!(cl_event);
     s!(cl_int);
-    k!(CW_OK, CW_ERR_INVALID_ARGUMENT, CW_ERR_INVALID_EVENT, CW_ERR_TIMEOUT);
-    k!(CW_ERR_COMMAND_FAILED, CW_ERR_OPENCL, CW_ERR_NO_MEMORY, CW_ERR_UNSUPPORTED);
+    k!(
+        CW_OK,
+        CW_ERR_INVALID_ARGUMENT,
+        CW_ERR_INVALID_EVENT,
+        CW_ERR_TIMEOUT
+    );
+    k!(
+        CW_ERR_COMMAND_FAILED,
+        CW_ERR_OPENCL,
+        CW_ERR_NO_MEMORY,
+        CW_ERR_UNSUPPORTED
+    );
     k!(CW_ERR_NO_RESOURCES, CW_DEADLINE_NONE);
-    k!(CW_VERSION_MAJOR, CW_VERSION_MINOR, CW_VERSION_PATCH, CW_VERSION_NUMBER);
-    k!(CW_STRATEGY_DEFAULT, CW_STRATEGY_BLOCKING, CW_STRATEGY_COOPERATIVE, CW_STRATEGY_POLL);
-    k!(CW_STRATEGY_COOPERATIVE_WAKE_LOCKED, CW_STRATEGY_COOPERATIVE_NOYIELD);
-    k!(CW_STRATEGY_PTHREAD, CW_STRATEGY_SPIN_PARK, CW_STRATEGY_BACKOFF_POLL);
+    k!(
+        CW_VERSION_MAJOR,
+        CW_VERSION_MINOR,
+        CW_VERSION_PATCH,
+        CW_VERSION_NUMBER
+    );
+    k!(
+        CW_STRATEGY_DEFAULT,
+        CW_STRATEGY_BLOCKING,
+        CW_STRATEGY_COOPERATIVE,
+        CW_STRATEGY_POLL
+    );
+    k!(
+        CW_STRATEGY_COOPERATIVE_WAKE_LOCKED,
+        CW_STRATEGY_COOPERATIVE_NOYIELD
+    );
+    k!(
+        CW_STRATEGY_PTHREAD,
+        CW_STRATEGY_SPIN_PARK,
+        CW_STRATEGY_BACKOFF_POLL
+    );
     k!(CW_STRATEGY_AUTO, CW_STRATEGY_COUNT);
     k!(CW_WAIT_NO_FLUSH, CW_WAIT_OWN_CALLBACK, CW_WAIT_FLAGS_ALL_);
-    k!(CW_SPIN_US_DEFAULT, CW_SPIN_US_MAX, CW_SPIN_PARK_YIELDS, CW_AUTO_SPIN_US_CAP);
-    k!(CW_CHECK_INTERVAL_US_DEFAULT, CW_CHECK_INTERVAL_US_MAX, CW_CHECK_INTERVAL_GROWTH);
+    k!(
+        CW_SPIN_US_DEFAULT,
+        CW_SPIN_US_MAX,
+        CW_SPIN_PARK_YIELDS,
+        CW_AUTO_SPIN_US_CAP
+    );
+    k!(
+        CW_CHECK_INTERVAL_US_DEFAULT,
+        CW_CHECK_INTERVAL_US_MAX,
+        CW_CHECK_INTERVAL_GROWTH
+    );
     k!(CW_WAIT_MANY_MAX, CW_STATS_LATENCY_BUCKETS);
     k!(CL_COMPLETE, CL_RUNNING, CL_SUBMITTED, CL_QUEUED, CL_SUCCESS);
 
@@ -176,7 +235,11 @@ fn structs_and_constants_match_the_c_headers() {
             mismatches.push(format!("{}: printed by C, not checked in Rust", key));
         }
     }
-    assert!(mismatches.is_empty(), "layout mismatches:\n{}", mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "layout mismatches:\n{}",
+        mismatches.join("\n")
+    );
     assert!(rust.len() > 100, "only {} items compared", rust.len());
 }
 
@@ -186,7 +249,11 @@ fn links_against_the_installed_library() {
     let v = unsafe { cw_version() };
     let s = unsafe { std::ffi::CStr::from_ptr(cw_version_string()) };
     assert_eq!(s.to_str().unwrap(), env!("CW_OPENCL_SYS_VERSION"));
-    assert_eq!(v / 10000, CW_VERSION_MAJOR, "a different major version is not ABI compatible");
+    assert_eq!(
+        v / 10000,
+        CW_VERSION_MAJOR,
+        "a different major version is not ABI compatible"
+    );
     let msg = unsafe { std::ffi::CStr::from_ptr(cw_strerror(CW_ERR_TIMEOUT)) };
     assert!(!msg.to_bytes().is_empty());
 }

@@ -183,7 +183,9 @@ fn main() {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut num = || -> u64 {
-            args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| usage())
+            args.next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| usage())
         };
         match a.as_str() {
             "--waits" => n = num() as usize,
@@ -191,9 +193,16 @@ fn main() {
             "--gap-us" => gap_us = num(),
             "--workers" => workers = num() as usize,
             "-h" | "--help" => {
-                println!("{}", include_str!("concurrent_waits.rs").lines().skip(1)
-                    .take_while(|l| l.starts_with("//!")).map(|l| l.trim_start_matches("//!"))
-                    .collect::<Vec<_>>().join("\n"));
+                println!(
+                    "{}",
+                    include_str!("concurrent_waits.rs")
+                        .lines()
+                        .skip(1)
+                        .take_while(|l| l.starts_with("//!"))
+                        .map(|l| l.trim_start_matches("//!"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                );
                 return;
             }
             _ => usage(),
@@ -230,13 +239,25 @@ fn main() {
             let x = run(&host, mode, n, gap, workers);
             println!(
                 "{:5} {:9} {:7.1} {:8.1} {:7.1} {:14} {:7.1} {:8.1}",
-                r, mode.name(), x.cpu_ms, x.wall_ms, x.set_ms, x.threads_added, x.p50_us, x.p99_us
+                r,
+                mode.name(),
+                x.cpu_ms,
+                x.wall_ms,
+                x.set_ms,
+                x.threads_added,
+                x.p50_us,
+                x.p99_us
             );
             all.push((mode, x));
         }
     }
     let med = |mode: Mode, f: &dyn Fn(&Run) -> f64| {
-        median(all.iter().filter(|(m, _)| *m == mode).map(|(_, r)| f(r)).collect())
+        median(
+            all.iter()
+                .filter(|(m, _)| *m == mode)
+                .map(|(_, r)| f(r))
+                .collect(),
+        )
     };
     println!("# medians over {} rounds", rounds);
     for mode in MODES {

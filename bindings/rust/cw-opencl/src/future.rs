@@ -14,7 +14,7 @@
 
 use crate::error::{WaitAllError, WaitAnyError};
 use crate::notifier::{Driver, Shared, Slot};
-use crate::{EventRef, Error};
+use crate::{Error, EventRef};
 use cw_opencl_sys as sys;
 use std::future::Future;
 use std::pin::Pin;

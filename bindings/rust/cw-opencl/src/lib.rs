@@ -161,7 +161,11 @@ pub fn wait_any(events: &[EventRef<'_>], options: &WaitOptions) -> Result<usize,
     if rc == sys::CW_OK {
         return Ok(index);
     }
-    let index = if index < events.len() { Some(index) } else { None };
+    let index = if index < events.len() {
+        Some(index)
+    } else {
+        None
+    };
     Err(WaitAnyError::new(Error::from_code(rc, status), index))
 }
 

@@ -9,7 +9,7 @@
 //! Rust code: its callbacks are its own C functions, so no panic can cross
 //! the FFI boundary.
 
-use crate::{EventRef, Error};
+use crate::{Error, EventRef};
 use cw_opencl_sys as sys;
 use std::collections::HashMap;
 use std::os::unix::io::RawFd;
@@ -49,6 +49,7 @@ pub(crate) struct State {
 }
 
 impl State {
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(crate) fn waiting(&self) -> bool {
         self.slots.values().any(|s| matches!(s, Slot::Waiting(_)))
     }
@@ -68,6 +69,7 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     raw: Raw,
     pub(crate) fd: RawFd,
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(crate) driver: Driver,
 }
 

@@ -41,8 +41,14 @@ const STRATEGIES: [(Strategy, sys::cw_strategy); 10] = [
     (Strategy::Blocking, sys::CW_STRATEGY_BLOCKING),
     (Strategy::Cooperative, sys::CW_STRATEGY_COOPERATIVE),
     (Strategy::Poll, sys::CW_STRATEGY_POLL),
-    (Strategy::CooperativeWakeLocked, sys::CW_STRATEGY_COOPERATIVE_WAKE_LOCKED),
-    (Strategy::CooperativeNoyield, sys::CW_STRATEGY_COOPERATIVE_NOYIELD),
+    (
+        Strategy::CooperativeWakeLocked,
+        sys::CW_STRATEGY_COOPERATIVE_WAKE_LOCKED,
+    ),
+    (
+        Strategy::CooperativeNoyield,
+        sys::CW_STRATEGY_COOPERATIVE_NOYIELD,
+    ),
     (Strategy::Pthread, sys::CW_STRATEGY_PTHREAD),
     (Strategy::SpinPark, sys::CW_STRATEGY_SPIN_PARK),
     (Strategy::BackoffPoll, sys::CW_STRATEGY_BACKOFF_POLL),
@@ -57,7 +63,11 @@ impl Strategy {
 
     /// The C value.
     pub fn to_raw(self) -> sys::cw_strategy {
-        STRATEGIES.iter().find(|&&(s, _)| s == self).map(|&(_, v)| v).unwrap_or(0)
+        STRATEGIES
+            .iter()
+            .find(|&&(s, _)| s == self)
+            .map(|&(_, v)| v)
+            .unwrap_or(0)
     }
 
     /// The strategy of a C value, `None` outside this binding's enum.

@@ -19,7 +19,7 @@
 
 use crate::future::{EventFuture, WaitAll, WaitAny};
 use crate::notifier::{Driver, Shared};
-use crate::{EventRef, Error};
+use crate::{Error, EventRef};
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex};
 use tokio::io::unix::AsyncFd;

@@ -95,8 +95,14 @@ fn wait_all_and_any() {
     assert_eq!(e.error, Error::CommandFailed { status: -4 });
     assert_eq!(e.statuses, vec![0, -4, 0]);
     let e = block_on(future::wait_any(&refs[1..2])).unwrap_err();
-    assert_eq!((e.index, e.error), (Some(0), Error::CommandFailed { status: -4 }));
-    assert_eq!(block_on(future::wait_any(&[])).unwrap_err().error, Error::InvalidArgument);
+    assert_eq!(
+        (e.index, e.error),
+        (Some(0), Error::CommandFailed { status: -4 })
+    );
+    assert_eq!(
+        block_on(future::wait_any(&[])).unwrap_err().error,
+        Error::InvalidArgument
+    );
 }
 
 #[test]
@@ -107,13 +113,21 @@ fn dropped_future_cancels_and_is_never_woken() {
     let (count, waker) = counting_waker();
     let mut dropped = future::wait(ev.as_ref());
     let base = dropped.notifier_pending() - 1;
-    assert!(Pin::new(&mut dropped).poll(&mut Context::from_waker(&waker)).is_pending());
+    assert!(Pin::new(&mut dropped)
+        .poll(&mut Context::from_waker(&waker))
+        .is_pending());
     let mut kept = future::wait(ev.as_ref());
     let (kept_count, kept_waker) = counting_waker();
-    assert!(Pin::new(&mut kept).poll(&mut Context::from_waker(&kept_waker)).is_pending());
+    assert!(Pin::new(&mut kept)
+        .poll(&mut Context::from_waker(&kept_waker))
+        .is_pending());
     assert_eq!(kept.notifier_pending(), base + 2);
     drop(dropped);
-    assert_eq!(kept.notifier_pending(), base + 1, "the dropped future's watch is pending");
+    assert_eq!(
+        kept.notifier_pending(),
+        base + 1,
+        "the dropped future's watch is pending"
+    );
     ev.set(0);
     // The kept future on the same event is woken: the drain happened.
     for _ in 0..500 {
@@ -127,6 +141,10 @@ fn dropped_future_cancels_and_is_never_woken() {
         Pin::new(&mut kept).poll(&mut Context::from_waker(&kept_waker)),
         Poll::Ready(Ok(()))
     );
-    assert_eq!(count.0.load(Ordering::SeqCst), 0, "a dropped future was woken");
+    assert_eq!(
+        count.0.load(Ordering::SeqCst),
+        0,
+        "a dropped future was woken"
+    );
     assert_eq!(kept.notifier_pending(), base);
 }

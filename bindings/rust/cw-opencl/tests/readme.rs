@@ -15,7 +15,10 @@ fn readme_program_is_the_example() {
     let readme = read(&here.join("../README.md"));
     let start = readme.find("```rust\n").expect("a rust block") + "```rust\n".len();
     let len = readme[start..].find("```\n").expect("the block's end");
-    assert_eq!(&readme[start..start + len], read(&here.join("examples/wait.rs")));
+    assert_eq!(
+        &readme[start..start + len],
+        read(&here.join("examples/wait.rs"))
+    );
 }
 
 #[test]
@@ -29,6 +32,10 @@ fn readme_figures_are_the_kept_run() {
         .collect();
     assert!(quoted.len() >= 8, "{} quoted lines", quoted.len());
     for line in quoted {
-        assert!(kept.lines().any(|k| k == line), "not in the kept run: {}", line);
+        assert!(
+            kept.lines().any(|k| k == line),
+            "not in the kept run: {}",
+            line
+        );
     }
 }

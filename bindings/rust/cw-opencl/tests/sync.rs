@@ -34,7 +34,10 @@ fn timeout_then_completion() {
         other => panic!("expected a timeout, got {:?}", other),
     }
     ev.set(0);
-    assert_eq!(wait(ev.as_ref(), &WaitOptions::new().timeout(ms(1000))), Ok(()));
+    assert_eq!(
+        wait(ev.as_ref(), &WaitOptions::new().timeout(ms(1000))),
+        Ok(())
+    );
 }
 
 #[test]
@@ -73,7 +76,10 @@ fn every_strategy_waits_for_a_real_command() {
             assert_eq!(wait(m, &opts), Ok(()), "strategy {}", strategy);
         });
     }
-    assert_eq!(Strategy::all().count(), cw_opencl_sys::CW_STRATEGY_COUNT as usize);
+    assert_eq!(
+        Strategy::all().count(),
+        cw_opencl_sys::CW_STRATEGY_COUNT as usize
+    );
 }
 
 #[test]
@@ -109,7 +115,11 @@ fn wait_all_reports_every_status() {
     let events = [a.as_ref(), b.as_ref()];
     let opts = WaitOptions::new().timeout(ms(10));
     let e = wait_all(&events, &opts).unwrap_err();
-    assert!(matches!(e.error, Error::Timeout { status } if status > 0), "{:?}", e);
+    assert!(
+        matches!(e.error, Error::Timeout { status } if status > 0),
+        "{:?}",
+        e
+    );
     assert_eq!(e.statuses.len(), 2);
     a.set(0);
     b.set(-5);
@@ -120,8 +130,14 @@ fn wait_all_reports_every_status() {
     assert!(std::error::Error::source(&e).is_some());
     let c = host.user_event();
     c.set(0);
-    assert_eq!(wait_all(&[a.as_ref(), c.as_ref()], &WaitOptions::new()), Ok(()));
-    assert_eq!(wait_all(&[], &WaitOptions::new()).unwrap_err().error, Error::InvalidArgument);
+    assert_eq!(
+        wait_all(&[a.as_ref(), c.as_ref()], &WaitOptions::new()),
+        Ok(())
+    );
+    assert_eq!(
+        wait_all(&[], &WaitOptions::new()).unwrap_err().error,
+        Error::InvalidArgument
+    );
 }
 
 #[test]
@@ -130,7 +146,10 @@ fn wait_any_finds_the_finished_one() {
     let evs = [host.user_event(), host.user_event(), host.user_event()];
     let refs: Vec<_> = evs.iter().map(|e| e.as_ref()).collect();
     let e = wait_any(&refs, &WaitOptions::new().timeout(ms(10))).unwrap_err();
-    assert_eq!((e.index, e.error.code()), (None, cw_opencl_sys::CW_ERR_TIMEOUT));
+    assert_eq!(
+        (e.index, e.error.code()),
+        (None, cw_opencl_sys::CW_ERR_TIMEOUT)
+    );
     thread::scope(|s| {
         s.spawn(|| {
             thread::sleep(ms(5));
@@ -139,8 +158,15 @@ fn wait_any_finds_the_finished_one() {
         assert_eq!(wait_any(&refs, &WaitOptions::new()), Ok(1));
     });
     evs[2].set(-3);
-    let e = wait_any(&[refs[0], refs[2]], &WaitOptions::new().check_interval(ms(2))).unwrap_err();
-    assert_eq!((e.index, e.error), (Some(1), Error::CommandFailed { status: -3 }));
+    let e = wait_any(
+        &[refs[0], refs[2]],
+        &WaitOptions::new().check_interval(ms(2)),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.index, e.error),
+        (Some(1), Error::CommandFailed { status: -3 })
+    );
     evs[0].set(0);
 }
 

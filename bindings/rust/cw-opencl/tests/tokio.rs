@@ -28,7 +28,11 @@ fn current() -> Runtime {
 }
 
 fn multi() -> Runtime {
-    Builder::new_multi_thread().worker_threads(2).enable_io().build().unwrap()
+    Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_io()
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -92,14 +96,24 @@ fn dropped_future_cancels_and_is_never_woken() {
     let (count, waker) = counting_waker();
     let mut dropped = cw_opencl::tokio::wait(ev.as_ref());
     let base = dropped.notifier_pending() - 1;
-    assert!(Pin::new(&mut dropped).poll(&mut Context::from_waker(&waker)).is_pending());
+    assert!(Pin::new(&mut dropped)
+        .poll(&mut Context::from_waker(&waker))
+        .is_pending());
     let kept = cw_opencl::tokio::wait(ev.as_ref());
     drop(dropped);
-    assert_eq!(kept.notifier_pending(), base + 1, "the dropped future's watch is pending");
+    assert_eq!(
+        kept.notifier_pending(),
+        base + 1,
+        "the dropped future's watch is pending"
+    );
     ev.set(0);
     assert_eq!(rt.block_on(kept), Ok(()));
     // The draining task ran and ended; nothing woke the dropped future.
-    assert_eq!(count.0.load(Ordering::SeqCst), 0, "a dropped future was woken");
+    assert_eq!(
+        count.0.load(Ordering::SeqCst),
+        0,
+        "a dropped future was woken"
+    );
     let probe = cw_opencl::tokio::wait(ev.as_ref());
     assert_eq!(probe.notifier_pending(), base + 1);
     assert_eq!(rt.block_on(probe), Ok(()));
@@ -115,7 +129,9 @@ fn survives_its_runtime_shutting_down() {
     let (count, waker) = counting_waker();
     {
         let _g = first.enter();
-        assert!(Pin::new(&mut fut).poll(&mut Context::from_waker(&waker)).is_pending());
+        assert!(Pin::new(&mut fut)
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
         // Let the draining task start on `first`.
         first.block_on(async {
             for _ in 0..10 {

@@ -77,7 +77,10 @@ impl Host {
         unsafe {
             let mut platform = null_mut();
             let mut n = 0;
-            check("clGetPlatformIDs", clGetPlatformIDs(1, &mut platform, &mut n));
+            check(
+                "clGetPlatformIDs",
+                clGetPlatformIDs(1, &mut platform, &mut n),
+            );
             assert!(n > 0, "no OpenCL platform (install pocl-opencl-icd)");
             let mut device = null_mut();
             check(
@@ -154,7 +157,9 @@ impl UserEvent {
 
     /// CL_COMPLETE (0) or a negative status for a failed command.
     pub fn set(&self, status: cl_int) {
-        check("clSetUserEventStatus", unsafe { clSetUserEventStatus(self.0, status) });
+        check("clSetUserEventStatus", unsafe {
+            clSetUserEventStatus(self.0, status)
+        });
     }
 }
 
@@ -209,5 +214,7 @@ pub fn counting_waker() -> (Arc<Counter>, Waker) {
 
 /// Threads of this process now.
 pub fn threads() -> usize {
-    std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(0)
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0)
 }
