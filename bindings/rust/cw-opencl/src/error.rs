@@ -37,7 +37,8 @@ pub enum Error {
     NoMemory,
     /// A valid request the strategy cannot honour.
     Unsupported,
-    /// Out of file descriptors, threads or another system limit.
+    /// Out of file descriptors, threads or another system limit (or, for a
+    /// tokio future, a runtime without I/O enabled).
     NoResources,
     /// A code of a later release of the library.
     Unknown {

@@ -43,7 +43,9 @@ fn tokio_shared() -> Result<Arc<Shared>, Error> {
 ///
 /// # Panics
 /// Polling it outside a tokio runtime panics (as tokio's own I/O does) when
-/// no draining task runs yet.
+/// no draining task runs yet. On a runtime built without `enable_io()` the
+/// draining task panics and the pending futures end with
+/// [`Error::NoResources`].
 pub fn wait(event: EventRef<'_>) -> EventFuture {
     EventFuture::watch(tokio_shared(), event)
 }
@@ -70,7 +72,8 @@ impl AsRawFd for Fd {
 
 /// Ends the draining task's turn when the runtime drops the task (at
 /// shutdown): pending futures are woken so that their next poll starts a
-/// task again, on the runtime that polls them.
+/// task again, on the runtime that polls them. A task that panicked ends
+/// them instead, with `NoResources`.
 struct Turn {
     shared: Arc<Shared>,
     ended: bool,
@@ -79,6 +82,12 @@ struct Turn {
 impl Drop for Turn {
     fn drop(&mut self) {
         if self.ended {
+            return;
+        }
+        if std::thread::panicking() {
+            // The task panicked (tokio's AsyncFd does on a runtime built
+            // without enable_io): a task started again would too.
+            self.shared.fail_all(Error::NoResources);
             return;
         }
         let wake: Vec<_> = {

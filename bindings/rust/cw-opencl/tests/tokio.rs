@@ -145,3 +145,16 @@ fn survives_its_runtime_shutting_down() {
     let second = current();
     assert_eq!(second.block_on(fut), Ok(()));
 }
+
+#[test]
+fn a_runtime_without_io_ends_the_wait_with_an_error() {
+    let _s = serial();
+    let host = Host::new();
+    let ev = host.user_event();
+    let rt = Builder::new_current_thread().build().unwrap();
+    let r = rt.block_on(cw_opencl::tokio::wait(ev.as_ref()));
+    assert_eq!(r, Err(Error::NoResources));
+    // The next wait, on a runtime with I/O, is served.
+    ev.set(0);
+    assert_eq!(current().block_on(cw_opencl::tokio::wait(ev.as_ref())), Ok(()));
+}
