@@ -156,5 +156,8 @@ fn a_runtime_without_io_ends_the_wait_with_an_error() {
     assert_eq!(r, Err(Error::NoResources));
     // The next wait, on a runtime with I/O, is served.
     ev.set(0);
-    assert_eq!(current().block_on(cw_opencl::tokio::wait(ev.as_ref())), Ok(()));
+    assert_eq!(
+        current().block_on(cw_opencl::tokio::wait(ev.as_ref())),
+        Ok(())
+    );
 }
