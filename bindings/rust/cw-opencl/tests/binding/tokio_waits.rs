@@ -4,9 +4,9 @@
 //! and a runtime shut down under a pending wait. The tests of this file
 //! share one notifier, so they take turns.
 
-mod cl;
 
-use cl::{counting_waker, threads, Host};
+
+use crate::cl::{counting_waker, threads, Host};
 use cw_opencl::Error;
 use std::future::Future;
 use std::pin::Pin;
@@ -70,7 +70,10 @@ fn a_thousand_waits_without_a_thread_each() {
         .collect();
     // Let every task poll once (and the draining task start).
     thread::sleep(Duration::from_millis(100));
-    assert_eq!(threads(), before, "a wait started a thread");
+    // The other tests of this binary start and end threads meanwhile; a
+    // thread per wait would add 1,000.
+    let now = threads();
+    assert!(now <= before + 4, "{} threads, {} before the waits", now, before);
     let refs: Vec<_> = events.iter().map(|e| e.as_ref()).collect();
     let any = cw_opencl::tokio::wait_any(&refs);
     let all = cw_opencl::tokio::wait_all(&refs);

@@ -4,9 +4,9 @@
 //! cancels its watch and is never woken. The tests of this file share one
 //! notifier, so they take turns (its pending count is checked).
 
-mod cl;
 
-use cl::{block_on, counting_waker, threads, Host};
+
+use crate::cl::{block_on, counting_waker, threads, Host};
 use cw_opencl::{future, Error};
 use std::future::Future;
 use std::pin::Pin;
@@ -59,7 +59,10 @@ fn many_waits_one_thread() {
     let events: Vec<_> = (0..300).map(|_| host.user_event()).collect();
     let futs: Vec<_> = events.iter().map(|e| future::wait(e.as_ref())).collect();
     assert_eq!(futs[0].notifier_pending(), 300);
-    assert_eq!(threads(), before, "a wait started a thread");
+    // The other tests of this binary start and end threads meanwhile; a
+    // thread per wait would add 300.
+    let now = threads();
+    assert!(now <= before + 4, "{} threads, {} before the waits", now, before);
     let all = future::wait_all(&events.iter().map(|e| e.as_ref()).collect::<Vec<_>>());
     thread::scope(|s| {
         s.spawn(|| {

@@ -3,9 +3,9 @@
 //! timeouts, failed commands with their status, every strategy, wait-all
 //! and wait-any, bad input.
 
-mod cl;
 
-use cl::Host;
+
+use crate::cl::Host;
 use cw_opencl::{wait, wait_all, wait_any, Error, EventRef, Flags, Strategy, WaitOptions};
 use std::thread;
 use std::time::{Duration, Instant};
