@@ -4,8 +4,6 @@
 //! cancels its watch and is never woken. The tests of this file share one
 //! notifier, so they take turns (its pending count is checked).
 
-
-
 use crate::cl::{block_on, counting_waker, threads, Host};
 use cw_opencl::{future, Error};
 use std::future::Future;
@@ -62,7 +60,12 @@ fn many_waits_one_thread() {
     // The other tests of this binary start and end threads meanwhile; a
     // thread per wait would add 300.
     let now = threads();
-    assert!(now <= before + 4, "{} threads, {} before the waits", now, before);
+    assert!(
+        now <= before + 4,
+        "{} threads, {} before the waits",
+        now,
+        before
+    );
     let all = future::wait_all(&events.iter().map(|e| e.as_ref()).collect::<Vec<_>>());
     thread::scope(|s| {
         s.spawn(|| {

@@ -3,8 +3,6 @@
 //! timeouts, failed commands with their status, every strategy, wait-all
 //! and wait-any, bad input.
 
-
-
 use crate::cl::Host;
 use cw_opencl::{wait, wait_all, wait_any, Error, EventRef, Flags, Strategy, WaitOptions};
 use std::thread;

@@ -4,8 +4,6 @@
 //! and a runtime shut down under a pending wait. The tests of this file
 //! share one notifier, so they take turns.
 
-
-
 use crate::cl::{counting_waker, threads, Host};
 use cw_opencl::Error;
 use std::future::Future;
@@ -73,7 +71,12 @@ fn a_thousand_waits_without_a_thread_each() {
     // The other tests of this binary start and end threads meanwhile; a
     // thread per wait would add 1,000.
     let now = threads();
-    assert!(now <= before + 4, "{} threads, {} before the waits", now, before);
+    assert!(
+        now <= before + 4,
+        "{} threads, {} before the waits",
+        now,
+        before
+    );
     let refs: Vec<_> = events.iter().map(|e| e.as_ref()).collect();
     let any = cw_opencl::tokio::wait_any(&refs);
     let all = cw_opencl::tokio::wait_all(&refs);
