@@ -7,6 +7,8 @@
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer on)
 #   3. clang with ThreadSanitizer
 #   4. gcc again, the OpenCL tests on Mesa's rusticl (llvmpipe) instead of PoCL
+# and, after build 1, the Rust binding's cargo test and doc on PoCL against
+# build 1 installed (Debian's rustc and crates, offline).
 # Which suite runs which tests, and why: tests/README.md, "The test command".
 # Usage: tests/run-tests.sh [--quick]   (--quick: only build 1)
 set -euo pipefail
@@ -33,7 +35,8 @@ packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers libcmocka-dev cmak
           libclang-rt-14-dev python3 mesa-opencl-icd spin python3-pytest python3-pyopencl python3-numpy
           python3-venv python3-pip python3-setuptools python3-wheel pkg-config
           abigail-tools clang-format groff-base man-db git clpeak libcw-dev util-linux
-          hashcat clblast-tests clfft-client ffmpeg python3-opencv)
+          hashcat clblast-tests clfft-client ffmpeg python3-opencv
+          cargo rustc librust-tokio-dev librust-libc-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -90,6 +93,30 @@ CW_STRESS_COMPLETIONS=500000 run_suite gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_
 # commands run as written (a build without tests, about 40 s on 2 CPUs).
 echo "== first program, installed under a prefix"
 tests/consumer/first-program-prefix.sh
+
+# The Rust binding (bindings/rust/README.md), against build 1 installed in a
+# prefix that pkg-config finds. Debian's cargo and rustc (not a rustup one
+# earlier on PATH), Debian's crate folder for the dependencies (no network),
+# one target directory, no debug info: compiling tokio is most of the time.
+echo "== [rust] cargo test, doc and example (bindings/rust, PoCL)"
+rust_started=$(date +%s)
+rust_prefix="$here/build-test-gcc/prefix"
+cmake --install build-test-gcc --prefix "$rust_prefix" >/dev/null
+(
+    cd bindings/rust
+    export PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+    export CARGO_HOME="$here/build-test-rust/cargo-home" CARGO_TARGET_DIR="$here/build-test-rust/target"
+    export CARGO_PROFILE_DEV_DEBUG=false RUSTDOCFLAGS="-D warnings" CARGO_TERM_COLOR=never
+    export PKG_CONFIG_PATH="$rust_prefix/lib/pkgconfig" LD_LIBRARY_PATH="$rust_prefix/lib"
+    export OCL_ICD_VENDORS=pocl.icd
+    cargo="/usr/bin/cargo --config debian-offline.toml"
+    # --tests and --doc: the measuring example is left out (a build less).
+    $cargo test --features tokio --tests -j"$(nproc)"
+    $cargo test --features tokio --doc -j"$(nproc)"
+    $cargo doc --no-deps --features tokio -j"$(nproc)"
+    $cargo run --features tokio --example wait
+)
+echo "== [rust] passed in $(($(date +%s) - rust_started)) s"
 if [ "$quick" -eq 0 ]; then
     # Not the program runs, the Spin model or the package checks; each
     # driver model under one sanitizer.
