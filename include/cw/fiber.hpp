@@ -20,7 +20,9 @@
 //
 // Threads: call from any fiber (the thread's main context included); a
 // fiber that migrates between threads (work stealing) is fine, since the
-// parker lives on the waiting fiber's stack.
+// parker lives on the waiting fiber's stack. The first callback wait on a
+// platform in a process holds the thread while cw probes the driver
+// (cw_wait(3), "What cw learns of the driver"); later waits only park.
 #ifndef CW_FIBER_HPP
 #define CW_FIBER_HPP
 
