@@ -118,6 +118,10 @@ impl Flags {
     /// A wait without a timeout registers a callback of its own when no other
     /// cw wait is on the event (`cw/wait.h`).
     pub const OWN_CALLBACK: Flags = Flags(sys::CW_WAIT_OWN_CALLBACK);
+    /// Do not wait: look at the event once and return, with
+    /// [`Error::Timeout`] while it is unfinished (`cw/wait.h`). A zero
+    /// [`WaitOptions::timeout`] sets it.
+    pub const POLL: Flags = Flags(sys::CW_WAIT_POLL);
 
     /// The C bits.
     pub fn bits(self) -> u32 {
@@ -174,8 +178,8 @@ impl WaitOptions {
         self
     }
 
-    /// Give up after `timeout` (rounded up to whole microseconds; zero waits
-    /// 1 us) with [`Error::Timeout`].
+    /// Give up after `timeout` (rounded up to whole microseconds) with
+    /// [`Error::Timeout`]; zero looks once and returns ([`Flags::POLL`]).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -203,8 +207,12 @@ impl WaitOptions {
             flags: self.flags.bits(),
             ..Default::default()
         };
-        if let Some(t) = self.timeout {
-            o.timeout_us = i64::try_from(micros_up(t)).map_err(|_| Error::InvalidArgument)?;
+        match self.timeout {
+            Some(t) if t.is_zero() => o.flags |= sys::CW_WAIT_POLL,
+            Some(t) => {
+                o.timeout_us = i64::try_from(micros_up(t)).map_err(|_| Error::InvalidArgument)?
+            }
+            None => {}
         }
         // u32::MAX is out of both ranges: the library rejects it.
         if let Some(c) = self.check_interval {

@@ -95,6 +95,21 @@ fn flags_and_options() {
     assert_eq!(wait(ev.as_ref(), &opts), Ok(()));
     let c = opts.to_c().unwrap();
     assert_eq!((c.flags, c.spin_us, c.check_interval_us), (3, 50, 1000));
+    // A zero timeout, or POLL, looks once: an unset event times out at once.
+    let unset = host.user_event();
+    let look = WaitOptions::new().timeout(Duration::ZERO);
+    assert_eq!(look.to_c().unwrap().flags, cw_opencl_sys::CW_WAIT_POLL);
+    assert!(matches!(
+        wait(unset.as_ref(), &look),
+        Err(Error::Timeout { .. })
+    ));
+    let poll = WaitOptions::new().flags(Flags::POLL);
+    assert!(matches!(
+        wait(unset.as_ref(), &poll),
+        Err(Error::Timeout { .. })
+    ));
+    unset.set(0);
+    assert_eq!(wait(unset.as_ref(), &look), Ok(()));
     // Out of the library's ranges.
     let bad = WaitOptions::new().check_interval(Duration::from_secs(2));
     assert_eq!(wait(ev.as_ref(), &bad), Err(Error::InvalidArgument));
