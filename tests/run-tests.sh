@@ -7,14 +7,14 @@
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer on)
 #   3. clang with ThreadSanitizer
 #   4. gcc again, the OpenCL tests on Mesa's rusticl (llvmpipe) instead of PoCL
-# and, after build 1, the Rust binding's cargo test and doc on PoCL against
-# build 1 installed (Debian's rustc and crates, offline).
+# and, after build 1 (also with --quick), the Rust binding's cargo test and
+# doc on PoCL against build 1 installed (Debian's rustc and crates, offline).
 # Which suite runs which tests, and why: tests/README.md, "The test command".
 # Usage: tests/run-tests.sh [--quick]   (--quick: only build 1)
 set -euo pipefail
 
 usage() {
-    sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'
 }
 quick=0
 for arg in "$@"; do
