@@ -240,7 +240,7 @@ cl_int wait(const E &event, const options &o = {}) {
 template <class E, class Rep, class Period, class = std::enable_if_t<is_event_v<E>>>
 bool wait_for(const E &event, std::chrono::duration<Rep, Period> d, options o = {}) {
     if (d <= d.zero())
-        o.timeout = std::chrono::microseconds(1); // a poll, not "no timeout"
+        o.flags |= CW_WAIT_POLL; // one look, not "no timeout"
     else
         o.with_timeout(d);
     std::error_code ec;
