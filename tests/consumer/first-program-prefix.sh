@@ -21,12 +21,9 @@ fail() {
 }
 
 # The fenced block that follows the marker line for NAME.
+. "$(dirname "$0")/page-block.sh"
 block() {
-    awk -v want="<!-- readme-test: $1 -->" '
-        $0 == want { found = 1; next }
-        found == 1 && /^```/ { found = 2; next }
-        found == 2 && /^```/ { exit }
-        found == 2 { print }' "$page"
+    page_block "$page" "$1"
 }
 
 rm -rf "$work/home" "$work/src" "$work/app"

@@ -20,12 +20,9 @@ fail() {
 }
 
 # The fenced block that follows the marker line for NAME.
+. "$(dirname "$0")/page-block.sh"
 block() {
-    awk -v want="<!-- readme-test: $1 -->" '
-        $0 == want { found = 1; next }
-        found == 1 && /^```/ { found = 2; next }
-        found == 2 && /^```/ { exit }
-        found == 2 { print }' "$readme"
+    page_block "$readme" "$1"
 }
 
 rm -rf "$work"
