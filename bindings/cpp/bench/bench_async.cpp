@@ -27,6 +27,8 @@
 #define CL_HPP_MINIMUM_OPENCL_VERSION 120
 #include <CL/opencl.hpp>
 
+#include "clsetup.hpp" // cwtest::thread_count, shared with the tests
+
 #include <cw.hpp>
 #include <cw/asio.hpp>
 
@@ -39,7 +41,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <dirent.h>
 #include <fstream>
 #include <future>
 #include <map>
@@ -65,17 +66,6 @@ int64_t now_ns(clockid_t clock) {
     timespec ts;
     clock_gettime(clock, &ts);
     return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-int thread_count() {
-    int n = 0;
-    if (DIR *d = opendir("/proc/self/task")) {
-        while (dirent *e = readdir(d))
-            if (e->d_name[0] != '.')
-                ++n;
-        closedir(d);
-    }
-    return n;
 }
 
 [[noreturn]] void die(const std::string &why) {
@@ -162,7 +152,7 @@ run measure(device &d, const std::string &method, int n) {
     cl::UserEvent gate;
     std::vector<cl::Event> events = d.launch(n, gate);
     std::vector<int64_t> resumed(n, 0);
-    int before = thread_count();
+    int before = cwtest::thread_count();
     int64_t cpu0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
     int threads = 0;
     int64_t wall0, cpu1, wall1;
@@ -175,7 +165,7 @@ run measure(device &d, const std::string &method, int n) {
                                resumed[i] = now_ns(CLOCK_MONOTONIC_RAW);
                                failed += ec ? 1 : 0;
                            });
-        threads = thread_count() - before;
+        threads = cwtest::thread_count() - before;
         wall0 = now_ns(CLOCK_MONOTONIC);
         gate.setStatus(CL_COMPLETE);
         io.run();
@@ -193,7 +183,7 @@ run measure(device &d, const std::string &method, int n) {
                 resumed[i] = now_ns(CLOCK_MONOTONIC_RAW);
                 return rc;
             }));
-        threads = thread_count() - before;
+        threads = cwtest::thread_count() - before;
         wall0 = now_ns(CLOCK_MONOTONIC);
         gate.setStatus(CL_COMPLETE);
         for (auto &w : waits)
