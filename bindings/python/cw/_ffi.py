@@ -33,6 +33,7 @@ CONSTANTS = {
     # cw/wait.h
     "CW_WAIT_NO_FLUSH": 1,
     "CW_WAIT_POLL": 4,
+    "CW_WAIT_LATENCY": 8,
     "CW_SPIN_US_MAX": 1000000,
     "CW_CHECK_INTERVAL_US_MAX": 1000000,
     # cw/waitmany.h

@@ -99,7 +99,9 @@ pub const CW_STRATEGY_COUNT: cw_strategy = 10;
 pub const CW_WAIT_NO_FLUSH: c_uint = 1 << 0;
 pub const CW_WAIT_OWN_CALLBACK: c_uint = 1 << 1;
 pub const CW_WAIT_POLL: c_uint = 1 << 2;
-pub const CW_WAIT_FLAGS_ALL_: c_uint = CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL;
+pub const CW_WAIT_LATENCY: c_uint = 1 << 3;
+pub const CW_WAIT_FLAGS_ALL_: c_uint =
+    CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL | CW_WAIT_LATENCY;
 
 pub const CW_SPIN_US_DEFAULT: u32 = 1;
 pub const CW_SPIN_US_MAX: u32 = 1_000_000;
