@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6.0: what the driver does, per platform: the probe, and callback lateness. */
+/* Layer 6.0: what is learned of each platform: the probe, callback lateness, the trials' counts. */
 #ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue, for 1.2 drivers too */
 #endif
 #include "driver.h"
 #include "base.h"
+#include "platform.h"
 #include "stats_internal.h"
 
 #include <pthread.h>
@@ -15,7 +16,6 @@
 /* The probe's longest wait reading its second marker's status, waiting to
  * see it finished (a marker gated on a user event that was just set does no
  * work: on PoCL it finished within 0.2 ms when tried). */
-#define CW__PROBE_SPIN_NS 2000000u
 
 enum { PROBE_NONE, PROBE_CLAIMED, PROBE_DONE };
 
@@ -31,75 +31,23 @@ struct cw__driver {
     _Atomic uint64_t cb_ns;   /* the probe: when that marker's callback ran; 0 not yet */
     _Atomic uint64_t measuring_ns; /* when the outstanding lateness measurement began; 0 none */
     _Atomic uint64_t probed_ns;    /* when the probe was claimed; 0 not yet */
-    _Atomic uint32_t own_trials;   /* votes of timed clWaitForEvents calls (driver.h) */
-    _Atomic uint32_t own_asleep;   /* of them, those that slept */
-    /* Long waits on a platform whose callbacks are not late, per class
-     * (cw__driver_long_class): the trials (tickets handed out, then per way,
-     * way[true] the driver's own and way[false] the callback wait: counted
-     * waits, the sum of their thread CPU time and the largest of them, 0
-     * where none is known: a seeded record). */
+    _Atomic uint32_t vote_trials;  /* the driver-wait vote (policy.h) */
+    _Atomic uint32_t vote_asleep;  /* of them, those that slept */
+    /* Parked waits on a platform whose callbacks are not late, per class
+     * (policy.h): the tickets handed out, then per way, way[true] the
+     * driver's wait and way[false] the callback wait: counted trials, the
+     * sum of their thread CPU time and the largest of them (0 where none
+     * is known: a seeded record). */
     struct {
         _Atomic uint32_t tickets;
         struct {
             _Atomic uint32_t n;
             _Atomic uint64_t cpu_ns, max_ns;
         } way[2];
-    } lng[CW__LONG_CLASSES];
+    } cls[CW__CLASSES];
 };
 
 static cw__driver drivers[CW__DRIVER_SLOTS];
-/* clGetPlatformIDs' answer, asked once: the one platform, or NULL when
- * there are several (or none could be listed) and each event is asked. */
-static _Atomic(cl_platform_id) only_platform;
-static _Atomic int platforms_known; /* 0 not asked, 1 asked */
-
-/*
- * With several platforms, asking an event for its platform takes three
- * OpenCL calls (event, context, device). Under the ICD loader every OpenCL
- * object begins with a pointer to its vendor's dispatch table (cl_khr_icd),
- * the same for a platform and its events, and the vendor library, so the
- * table, stays loaded for the life of the process. So a platform whose
- * first word no other platform shares is told by an event's first word, a
- * load and a compare. Each entry is believed only once the three calls
- * agreed with it for one event (a program linked to a vendor library with
- * no loader has objects of the vendor's own layout, whose first words need
- * not say anything); a disagreement turns the entry off for good.
- */
-enum { DISPATCH_UNTRIED, DISPATCH_TRUSTED, DISPATCH_OFF };
-static struct {
-    const void *first_word;  /* the platform object's first word; NULL: no entry */
-    cl_platform_id platform; /* set before the count is published */
-    _Atomic int state;       /* DISPATCH_* */
-} dispatch[CW__DRIVER_SLOTS];
-static unsigned dispatch_n; /* written once, before platforms_known */
-
-static const void *first_word(const void *object) {
-    const void *w;
-    memcpy(&w, object, sizeof w);
-    return w;
-}
-
-/* Asked once (pthread_once), by whichever thread gets here first. */
-static void platforms_learn(void) {
-    cl_platform_id ps[CW__DRIVER_SLOTS];
-    cl_uint n = 0;
-    if (clGetPlatformIDs(CW__DRIVER_SLOTS, ps, &n) != CL_SUCCESS)
-        n = 0;
-    if (n == 1)
-        atomic_store_explicit(&only_platform, ps[0], memory_order_relaxed);
-    else if (n > 1 && n <= CW__DRIVER_SLOTS) {
-        for (cl_uint i = 0; i < n; ++i) {
-            dispatch[i].first_word = first_word(ps[i]);
-            dispatch[i].platform = ps[i];
-        }
-        for (cl_uint i = 0; i < n; ++i)
-            for (cl_uint j = 0; j < n; ++j)
-                if (i != j && dispatch[i].first_word == dispatch[j].first_word)
-                    atomic_store_explicit(&dispatch[i].state, DISPATCH_OFF, memory_order_relaxed);
-        dispatch_n = n;
-    }
-    atomic_store_explicit(&platforms_known, 1, memory_order_release);
-}
 
 static cw__driver *slot_of(cl_platform_id p) {
     if (!p)
@@ -119,21 +67,6 @@ static cw__driver *slot_of(cl_platform_id p) {
     return NULL;
 }
 
-/* The platform of an event, asked of the event itself: its context's first
- * device's platform (a context's devices are all on one platform). */
-static cl_platform_id platform_of(cl_event event) {
-    cl_context ctx = NULL;
-    cl_device_id devs[16];
-    size_t size = 0;
-    cl_platform_id p = NULL;
-    if (clGetEventInfo(event, CL_EVENT_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS || !ctx ||
-        clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof devs, devs, &size) != CL_SUCCESS ||
-        size < sizeof devs[0] ||
-        clGetDeviceInfo(devs[0], CL_DEVICE_PLATFORM, sizeof p, &p, NULL) != CL_SUCCESS)
-        return NULL;
-    return p;
-}
-
 cw__driver *cw__driver_of_platform(cl_platform_id p) {
     return slot_of(p);
 }
@@ -146,41 +79,8 @@ cl_platform_id cw__driver_slot(unsigned i, cw__driver **d) {
     return p;
 }
 
-/* The platform of a valid event, by its first word where that is trusted. */
-static cl_platform_id platform_by_dispatch(cl_event event) {
-    const void *w = first_word(event);
-    for (unsigned i = 0; i < dispatch_n; ++i) {
-        if (dispatch[i].first_word != w)
-            continue;
-        int state = atomic_load_explicit(&dispatch[i].state, memory_order_relaxed);
-        if (state == DISPATCH_TRUSTED)
-            return dispatch[i].platform;
-        if (state == DISPATCH_OFF)
-            break;
-        cl_platform_id asked = platform_of(event);
-        if (asked)
-            atomic_store_explicit(&dispatch[i].state,
-                                  asked == dispatch[i].platform ? DISPATCH_TRUSTED : DISPATCH_OFF,
-                                  memory_order_relaxed);
-        return asked;
-    }
-    return platform_of(event);
-}
-
-unsigned cw__driver_dispatch_trusted(void) {
-    unsigned n = 0;
-    if (atomic_load_explicit(&platforms_known, memory_order_acquire))
-        for (unsigned i = 0; i < dispatch_n; ++i)
-            n += atomic_load_explicit(&dispatch[i].state, memory_order_relaxed) == DISPATCH_TRUSTED;
-    return n;
-}
-
 cw__driver *cw__driver_of(cl_event event) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    if (!atomic_load_explicit(&platforms_known, memory_order_acquire))
-        pthread_once(&once, platforms_learn);
-    cl_platform_id p = atomic_load_explicit(&only_platform, memory_order_relaxed);
-    return slot_of(p ? p : platform_by_dispatch(event));
+    return slot_of(cw__platform_of(event));
 }
 
 bool cw__driver_failed_fire(const cw__driver *d) {
@@ -197,214 +97,64 @@ bool cw__driver_lateness_known(const cw__driver *d) {
     return d && atomic_load_explicit(&d->samples, memory_order_relaxed);
 }
 
-bool cw__driver_late(const cw__driver *d, uint64_t expected_ns) {
-    uint64_t l = cw__driver_lateness_ns(d);
-    return l >= CW__LATE_FLOOR_NS && l >= expected_ns >> CW__LATE_SHARE_SHIFT;
-}
-
-/* The vote of `trials` of which `asleep` slept: decided once every trial
- * counted, or once the rest cannot change it; it sleeps where half or more
- * slept, of the trials made or, before all are, of all there will be.
- * Read while a trial adds to them, asleep may be ahead of trials: that
- * counts as no spun trial. */
-static bool own_decided(uint32_t trials, uint32_t asleep) {
-    uint32_t spun = trials > asleep ? trials - asleep : 0;
-    return trials >= CW__OWN_WAIT_TRIALS || 2u * asleep >= CW__OWN_WAIT_TRIALS ||
-           2u * spun > CW__OWN_WAIT_TRIALS;
-}
-
-static bool own_sleeps(uint32_t trials, uint32_t asleep) {
-    return 2u * asleep >= (trials > CW__OWN_WAIT_TRIALS ? trials : CW__OWN_WAIT_TRIALS);
-}
-
-bool cw__driver_own_wait_open(const cw__driver *d) {
-    return d && !own_decided(atomic_load_explicit(&d->own_trials, memory_order_relaxed),
-                             atomic_load_explicit(&d->own_asleep, memory_order_relaxed));
-}
-
-bool cw__driver_own_wait_trial(const cw__driver *d, uint64_t expected_ns) {
-    return expected_ns && expected_ns <= CW__OWN_WAIT_TRIAL_MAX_NS && cw__driver_own_wait_open(d);
-}
-
-bool cw__driver_own_wait_sleeps(const cw__driver *d) {
+void cw__driver_view_get(const cw__driver *d, cw__driver_view *v) {
+    *v = (cw__driver_view){0};
     if (!d)
-        return false;
-    uint32_t trials = atomic_load_explicit(&d->own_trials, memory_order_relaxed);
-    uint32_t asleep = atomic_load_explicit(&d->own_asleep, memory_order_relaxed);
-    return own_decided(trials, asleep) && own_sleeps(trials, asleep);
-}
-
-/* A vote a trial, not a sum: one costly wait (a third to a half of its wall
- * time in thread CPU, seen under the pocl7 model) would outweigh the other
- * trials' sleeps in a sum. A trial that spun throughout is a majority of
- * votes alone (driver.h).
- * Racing trials may count more than CW__OWN_WAIT_TRIALS samples, or be
- * read between a vote and the count: a hint off for a while, never a
- * wrong wait (either way of waiting is correct). */
-void cw__driver_own_wait_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns) {
-    if (!d || wall_ns < CW__OWN_WAIT_SPUN_MIN_NS)
         return;
-    if (wall_ns < CW__OWN_WAIT_MIN_NS) {
-        /* Short: only a spin is told apart from a sleep (driver.h). */
-        if (cpu_ns * CW__OWN_WAIT_SPUN_SHARE >= wall_ns)
-            atomic_fetch_add_explicit(&d->own_trials, 1, memory_order_relaxed);
-        return;
-    }
-    if (cpu_ns * CW__OWN_WAIT_THROUGH_OF >= wall_ns * CW__OWN_WAIT_THROUGH) {
-        atomic_fetch_add_explicit(&d->own_trials, CW__OWN_WAIT_TRIALS / 2u + 1u,
-                                  memory_order_relaxed);
-        return;
-    }
-    cpu_ns = cpu_ns > CW__OWN_WAIT_FIXED_NS ? cpu_ns - CW__OWN_WAIT_FIXED_NS : 0;
-    if (cpu_ns * CW__OWN_WAIT_CPU_SHARE < wall_ns)
-        atomic_fetch_add_explicit(&d->own_asleep, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&d->own_trials, 1, memory_order_relaxed);
-}
-
-/* Per class (by CW__LONG_NEAR, _FAR, _SHORT): the trials each way counts,
- * the tickets it hands out, and the shortest wait that counts as a trial
- * (driver.h). */
-static const struct {
-    uint32_t trials, tickets;
-    uint64_t least_ns;
-} long_classes[CW__LONG_CLASSES] = {
-    [CW__LONG_NEAR] = {CW__LONG_TRIALS, CW__LONG_TICKETS, CW__OWN_WAIT_MIN_NS},
-    [CW__LONG_FAR] = {CW__LONG_FAR_TRIALS, CW__LONG_FAR_TICKETS, CW__LONG_FAR_NS / 2u},
-    [CW__LONG_SHORT] = {CW__LONG_TRIALS, CW__LONG_TICKETS, CW__LONG_SHORT_MIN_NS},
-};
-
-unsigned cw__driver_long_class(uint64_t expected_ns) {
-    if (expected_ns >= CW__LONG_FAR_NS)
-        return CW__LONG_FAR;
-    return expected_ns >= CW__OWN_WAIT_MIN_NS ? CW__LONG_NEAR : CW__LONG_SHORT;
-}
-
-/* Decided: both ways have their trials counted, or the tickets ran out. */
-static bool long_decided(const cw__driver *d, unsigned c) {
-    return (atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed) >=
-                long_classes[c].trials &&
-            atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed) >=
-                long_classes[c].trials) ||
-           atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed) >=
-               long_classes[c].tickets;
-}
-
-/*
- * A way's thread CPU time per wait, as the fraction *sum / *n: the mean of
- * its trials with the largest left out (where there are two or more and the
- * largest is known). One wait in a few is dearer by a multiple (a
- * preemption, an interrupt, a page fault on a cold line: 55-97 µs among
- * samples of 22-40 µs for 20 ms kernels on PoCL 3.1), and with 4 or 8
- * trials one such sample decided for either way; what the two ways differ
- * by is in every wait, so it stays.
- */
-static void long_cost(const cw__driver *d, unsigned c, bool own, uint64_t *sum, uint64_t *n) {
-    *sum = atomic_load_explicit(&d->lng[c].way[own].cpu_ns, memory_order_relaxed);
-    *n = atomic_load_explicit(&d->lng[c].way[own].n, memory_order_relaxed);
-    uint64_t max = atomic_load_explicit(&d->lng[c].way[own].max_ns, memory_order_relaxed);
-    if (*n >= 2 && max && max <= *sum) {
-        *sum -= max;
-        --*n;
+    v->known = true;
+    v->fire = atomic_load_explicit(&d->fire, memory_order_relaxed);
+    v->lateness_known = atomic_load_explicit(&d->samples, memory_order_relaxed) != 0;
+    v->lateness_ns =
+        v->lateness_known ? atomic_load_explicit(&d->lateness_ns, memory_order_relaxed) : 0;
+    v->probed_ns = atomic_load_explicit(&d->probed_ns, memory_order_relaxed);
+    v->vote_trials = atomic_load_explicit(&d->vote_trials, memory_order_relaxed);
+    v->vote_asleep = atomic_load_explicit(&d->vote_asleep, memory_order_relaxed);
+    for (unsigned c = 0; c < CW__CLASSES; ++c) {
+        v->cls[c].tickets = atomic_load_explicit(&d->cls[c].tickets, memory_order_relaxed);
+        for (unsigned w = 0; w < 2; ++w) {
+            v->cls[c].n[w] = atomic_load_explicit(&d->cls[c].way[w].n, memory_order_relaxed);
+            v->cls[c].sum_ns[w] =
+                atomic_load_explicit(&d->cls[c].way[w].cpu_ns, memory_order_relaxed);
+            v->cls[c].max_ns[w] =
+                atomic_load_explicit(&d->cls[c].way[w].max_ns, memory_order_relaxed);
+        }
     }
 }
 
-/* The driver's own wait won: both ways were timed and its thread CPU time
- * per wait (long_cost) is at most CW__LONG_OWN_EDGE eighths of the
- * callback wait's (cross products of sums and counts, which cannot
- * overflow: a count is at most its tickets plus racers, a sum of thread
- * CPU time far under 2^52 ns; a seeded one is under 2^16 and 2^40 ns,
- * learned.c). */
-static bool long_own_won(const cw__driver *d, unsigned c) {
-    uint64_t own, own_n, cb, cb_n;
-    long_cost(d, c, true, &own, &own_n);
-    long_cost(d, c, false, &cb, &cb_n);
-    if (!own_n || !cb_n)
-        return false;
-    return own * cb_n * 8u <= cb * own_n * CW__LONG_OWN_EDGE;
+/* Racing trials may count more than the vote's trials, or be read between
+ * a vote and the count: a hint off for a while, never a wrong wait (either
+ * way of waiting is correct). */
+void cw__driver_vote_sample(cw__driver *d, uint64_t cpu_ns, uint64_t wall_ns) {
+    uint32_t trials, asleep;
+    cw__policy_vote_of(cpu_ns, wall_ns, &trials, &asleep);
+    if (!d || !trials)
+        return;
+    if (asleep)
+        atomic_fetch_add_explicit(&d->vote_asleep, asleep, memory_order_relaxed);
+    atomic_fetch_add_explicit(&d->vote_trials, trials, memory_order_relaxed);
 }
 
-/* The long way of class c where it needs no ticket: true, with *way set,
- * where the platform's long waits are the callback wait for now, or
- * decided. */
-static bool long_way_known(const cw__driver *d, unsigned c, uint64_t now_ns, cw__long_way *way) {
-    *way = CW__LONG_CALLBACK;
-    /* A platform whose callbacks come CW__LATE_FLOOR_NS late or more is
-     * late for shorter waits; where they come within a long wait's 1/32
-     * (NVIDIA's 20 ms in a 1 s wait) the callback wait serves it, and its
-     * own wait, which may spin, is not tried. */
-    if (!d || cw__driver_late(d, 0))
-        return true;
-    /* Trials only once the platform's lateness was measured, or a second
-     * after its probe (whose callback a late platform has delivered by
-     * then, and a loaded machine may have kept the probe from timing):
-     * until then a late platform would pass for a timely one. */
-    uint64_t probed = atomic_load_explicit(&d->probed_ns, memory_order_relaxed);
-    if (!cw__driver_lateness_known(d) &&
-        (!probed || now_ns < probed || now_ns - probed < CW__MEASURE_STALE_NS))
-        return true;
-    if (!long_decided(d, c))
-        return false;
-    *way = long_own_won(d, c) ? CW__LONG_OWN : CW__LONG_CALLBACK;
-    return true;
-}
-
-bool cw__driver_own_settled(const cw__driver *d, uint64_t expected_ns, bool parks,
-                            uint64_t now_ns) {
-    if (cw__driver_late(d, expected_ns))
-        return cw__driver_own_wait_sleeps(d);
-    cw__long_way way;
-    return parks && expected_ns &&
-           long_way_known(d, cw__driver_long_class(expected_ns), now_ns, &way) &&
-           way == CW__LONG_OWN;
-}
-
-cw__long_way cw__driver_long_way(cw__driver *d, uint64_t expected_ns, uint64_t now_ns) {
-    unsigned c = cw__driver_long_class(expected_ns);
-    cw__long_way way;
-    if (long_way_known(d, c, now_ns, &way))
-        return way;
-    uint64_t ticket = atomic_fetch_add_explicit(&d->lng[c].tickets, 1, memory_order_relaxed);
-    if (ticket >= long_classes[c].tickets)
-        return long_own_won(d, c) ? CW__LONG_OWN : CW__LONG_CALLBACK;
-    /* A way with its trials counted leaves the rest to the other. */
-    if (atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed) >=
-        long_classes[c].trials)
-        return CW__LONG_TRIAL_CALLBACK;
-    if (atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed) >=
-        long_classes[c].trials)
-        return CW__LONG_TRIAL_OWN;
-    /*
-     * The two ways interleave, so that drift on the machine (load, clock
-     * speed) meets both alike, in Thue-Morse order (own where the ticket
-     * has an even number of bits set: own, callback, callback, own,
-     * callback, own, own, callback, ...), not in turns. A program's waits
-     * may themselves take turns: clpeak finishes after a warm-up launch,
-     * then after the timed ones, and its long and short waits alternate.
-     * Trials in turns would give one way every long wait and the other
-     * every short one. In this order every aligned block of 2^(k+1) tickets
-     * gives each way one of the two at each place of a pattern of period
-     * 2^k, so each way meets the long waits and the short ones alike.
-     */
-    return __builtin_parityll(ticket) ? CW__LONG_TRIAL_CALLBACK : CW__LONG_TRIAL_OWN;
+uint32_t cw__driver_class_ticket(cw__driver *d, unsigned cls) {
+    return d ? atomic_fetch_add_explicit(&d->cls[cls].tickets, 1, memory_order_relaxed)
+             : UINT32_MAX;
 }
 
 /* Racing trials may count a few more than their number, or be read
  * between a sum and its count: a decision off for a while, never a wrong
- * wait (either way of waiting is correct). A wait shorter than its class's
- * least (long_classes: a far wait that ended early, a short one that
- * found its command as good as done) is not one that class decides for. */
-void cw__driver_long_sample(cw__driver *d, uint64_t expected_ns, bool own, uint64_t cpu_ns,
-                            uint64_t wall_ns) {
-    unsigned c = cw__driver_long_class(expected_ns);
-    if (!d || wall_ns < long_classes[c].least_ns)
+ * wait. A wait shorter than its class's least (a far wait that ended
+ * early, a short one that found its command as good as done) is not one
+ * that class decides for. */
+void cw__driver_class_sample(cw__driver *d, unsigned cls, bool driver, uint64_t cpu_ns,
+                             uint64_t wall_ns) {
+    if (!d || wall_ns < cw__policy_class_least_ns(cls))
         return;
-    _Atomic uint64_t *max = &d->lng[c].way[own].max_ns;
+    _Atomic uint64_t *max = &d->cls[cls].way[driver].max_ns;
     uint64_t seen = atomic_load_explicit(max, memory_order_relaxed);
     while (cpu_ns > seen && !atomic_compare_exchange_weak_explicit(
                                 max, &seen, cpu_ns, memory_order_relaxed, memory_order_relaxed))
         ;
-    atomic_fetch_add_explicit(&d->lng[c].way[own].cpu_ns, cpu_ns, memory_order_relaxed);
-    atomic_fetch_add_explicit(&d->lng[c].way[own].n, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&d->cls[cls].way[driver].cpu_ns, cpu_ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&d->cls[cls].way[driver].n, 1, memory_order_relaxed);
 }
 
 /* A moving estimate, 1/4 weight to the newest sample, as the wait estimate:
@@ -446,7 +196,7 @@ bool cw__driver_measure_claim(cw__driver *d, uint64_t now_ns) {
     if (!d)
         return false;
     uint64_t since = atomic_load_explicit(&d->measuring_ns, memory_order_relaxed);
-    if (since && now_ns - since < CW__MEASURE_STALE_NS)
+    if (since && now_ns - since < CW__LATE_MEASURE_STALE_NS)
         return false;
     return atomic_compare_exchange_strong_explicit(&d->measuring_ns, &since, now_ns ? now_ns : 1,
                                                    memory_order_relaxed, memory_order_relaxed);
@@ -623,27 +373,30 @@ out:
     atomic_store_explicit(&d->probe, PROBE_DONE, memory_order_relaxed);
 }
 
+/* The learned record for keeping (learned.c), from the view: each way's
+ * sum as its cost (cw__policy_class_cost) times its count, so that a
+ * seeded record (no largest known) decides as this one does. */
 void cw__driver_learned_get(const cw__driver *d, cw__driver_learned *out) {
     *out = (cw__driver_learned){0};
     if (!d)
         return;
-    out->lateness_known = cw__driver_lateness_known(d);
-    out->lateness_ns = cw__driver_lateness_ns(d);
-    out->own_trials = atomic_load_explicit(&d->own_trials, memory_order_relaxed);
-    out->own_asleep = atomic_load_explicit(&d->own_asleep, memory_order_relaxed);
-    out->own_known = !cw__driver_own_wait_open(d);
-    for (unsigned c = 0; c < CW__LONG_CLASSES; ++c) {
-        cw__long_learned *l = &out->lng[c];
-        l->known = long_decided(d, c);
-        l->tickets = atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed);
-        l->own_n = atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed);
-        l->cb_n = atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed);
-        /* Each way's sum as its long_cost times its count: a seeded record
-         * (no largest known) decides as this one does. */
+    cw__driver_view v;
+    cw__driver_view_get(d, &v);
+    out->lateness_known = v.lateness_known;
+    out->lateness_ns = v.lateness_ns;
+    out->vote_trials = v.vote_trials;
+    out->vote_asleep = v.vote_asleep;
+    out->vote_known = cw__policy_vote_decided(v.vote_trials, v.vote_asleep);
+    for (unsigned c = 0; c < CW__CLASSES; ++c) {
+        cw__class_learned *l = &out->cls[c];
+        l->known = cw__policy_class_decided(&v.cls[c], c);
+        l->tickets = v.cls[c].tickets;
+        l->driver_n = v.cls[c].n[true];
+        l->cb_n = v.cls[c].n[false];
         uint64_t sum, n;
-        long_cost(d, c, true, &sum, &n);
-        l->own_cpu_ns = n < l->own_n ? sum + sum / n : sum;
-        long_cost(d, c, false, &sum, &n);
+        cw__policy_class_cost(&v.cls[c], true, &sum, &n);
+        l->driver_cpu_ns = n < l->driver_n ? sum + sum / n : sum;
+        cw__policy_class_cost(&v.cls[c], false, &sum, &n);
         l->cb_cpu_ns = n < l->cb_n ? sum + sum / n : sum;
     }
 }
@@ -660,24 +413,24 @@ bool cw__driver_seed(cw__driver *d, const cw__driver_learned *in) {
         atomic_store_explicit(&d->samples, 1, memory_order_relaxed);
         seeded = true;
     }
-    if (in->own_known && in->own_asleep <= in->own_trials &&
-        own_decided(in->own_trials, in->own_asleep) &&
-        !atomic_load_explicit(&d->own_trials, memory_order_relaxed)) {
-        atomic_store_explicit(&d->own_asleep, in->own_asleep, memory_order_relaxed);
-        atomic_store_explicit(&d->own_trials, in->own_trials, memory_order_relaxed);
+    if (in->vote_known && in->vote_asleep <= in->vote_trials &&
+        cw__policy_vote_decided(in->vote_trials, in->vote_asleep) &&
+        !atomic_load_explicit(&d->vote_trials, memory_order_relaxed)) {
+        atomic_store_explicit(&d->vote_asleep, in->vote_asleep, memory_order_relaxed);
+        atomic_store_explicit(&d->vote_trials, in->vote_trials, memory_order_relaxed);
         seeded = true;
     }
-    for (unsigned c = 0; c < CW__LONG_CLASSES; ++c) {
-        const cw__long_learned *l = &in->lng[c];
-        if (!l->known || atomic_load_explicit(&d->lng[c].tickets, memory_order_relaxed) ||
-            atomic_load_explicit(&d->lng[c].way[true].n, memory_order_relaxed) ||
-            atomic_load_explicit(&d->lng[c].way[false].n, memory_order_relaxed))
+    for (unsigned c = 0; c < CW__CLASSES; ++c) {
+        const cw__class_learned *l = &in->cls[c];
+        if (!l->known || atomic_load_explicit(&d->cls[c].tickets, memory_order_relaxed) ||
+            atomic_load_explicit(&d->cls[c].way[true].n, memory_order_relaxed) ||
+            atomic_load_explicit(&d->cls[c].way[false].n, memory_order_relaxed))
             continue;
-        atomic_store_explicit(&d->lng[c].way[true].cpu_ns, l->own_cpu_ns, memory_order_relaxed);
-        atomic_store_explicit(&d->lng[c].way[false].cpu_ns, l->cb_cpu_ns, memory_order_relaxed);
-        atomic_store_explicit(&d->lng[c].way[true].n, l->own_n, memory_order_relaxed);
-        atomic_store_explicit(&d->lng[c].way[false].n, l->cb_n, memory_order_relaxed);
-        atomic_store_explicit(&d->lng[c].tickets, l->tickets, memory_order_relaxed);
+        atomic_store_explicit(&d->cls[c].way[true].cpu_ns, l->driver_cpu_ns, memory_order_relaxed);
+        atomic_store_explicit(&d->cls[c].way[false].cpu_ns, l->cb_cpu_ns, memory_order_relaxed);
+        atomic_store_explicit(&d->cls[c].way[true].n, l->driver_n, memory_order_relaxed);
+        atomic_store_explicit(&d->cls[c].way[false].n, l->cb_n, memory_order_relaxed);
+        atomic_store_explicit(&d->cls[c].tickets, l->tickets, memory_order_relaxed);
         seeded = true;
     }
     return seeded;
@@ -691,22 +444,24 @@ void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint
         if (!atomic_load_explicit(&d->platform, memory_order_acquire) ||
             atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE)
             continue;
+        cw__driver_view v;
+        cw__driver_view_get(d, &v);
         ++*probed;
-        if (cw__driver_failed_fire(d))
+        if (v.fire)
             ++*fire;
         else if (atomic_load_explicit(&d->failed_seen, memory_order_relaxed))
             ++*silent;
-        if (cw__driver_late(d, 0))
+        if (cw__policy_late(&v, 0))
             ++*late;
-        uint64_t l = cw__driver_lateness_ns(d);
-        if (l > *lateness_ns)
-            *lateness_ns = l;
-        /* Long waits only (near and far): the count says whose waits of
-         * CW__OWN_WAIT_MIN_NS and more the driver's own wait serves (cw-run
+        if (v.lateness_ns > *lateness_ns)
+            *lateness_ns = v.lateness_ns;
+        /* Waits of CW__VOTE_MIN_NS and more only (near and far classes):
+         * the count says whose such waits the driver's wait serves (cw-run
          * hands its clFinish calls that long to the driver by it); short
          * ones decide apart, and only where no CPU is spare. */
-        for (unsigned c = 0; c < CW__LONG_CLASSES; ++c)
-            if (c != CW__LONG_SHORT && long_decided(d, c) && long_own_won(d, c)) {
+        for (unsigned c = 0; c < CW__CLASSES; ++c)
+            if (c != CW__CLASS_SHORT && cw__policy_class_decided(&v.cls[c], c) &&
+                cw__policy_class_driver_won(&v.cls[c])) {
                 ++*long_own;
                 break;
             }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6.2: per-queue estimates of the wait, and the auto strategy's policy. */
+/* Layer 6.2: per-queue estimates of the wait, and what auto can see of the machine. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #endif
 #include "estimate.h"
+#include "tunables.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -49,24 +50,27 @@ static int slot_of(uintptr_t key) {
  * the newest wait: tracking the minimum instead would make most waits
  * outlast the estimate and poll. */
 static uint64_t follow(uint64_t old, uint64_t ns) {
-    return ns < old / 2 ? (ns > old / 4 ? ns : old / 4) : old - old / 4 + ns / 4;
+    if (ns < old / 2)
+        return ns > old / CW__EST_DROP ? ns : old / CW__EST_DROP;
+    return old - (old >> CW__EST_WEIGHT_SHIFT) + (ns >> CW__EST_WEIGHT_SHIFT);
 }
 
 /* Up by as much as 4x at once, to `ns` at most: a step over twice the
  * estimate that is taken as the queue's commands grown longer. */
 static uint64_t rise(uint64_t old, uint64_t ns) {
-    return ns / 4u > old ? 4u * old : ns;
+    return ns / CW__EST_DROP > old ? CW__EST_DROP * old : ns;
 }
 
-/* From this wait on (half the default check interval, where the first
- * failed-command check is put by the expected wait), one over twice the
- * estimate raises it at once (rise): following a kernel 5x longer than the
- * last by a quarter, each of its first few waits woke for a check the
- * estimate put too early (a 100 ms kernel after a 20 ms one, one check in
- * every four launches, each a wake-up of 12-17 µs). Shorter waits follow
- * by a quarter: there one preempted wait, 2-4x the rest, would turn
- * auto's spin off for the next wait. */
-#define EST_RISE_MIN_NS ((uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u / CW__CHECK_EXPECTED_FACTOR)
+/* From CW__EST_RISE_MIN_NS on (half the default check interval, where the
+ * first failed-command check is put by the expected wait), one wait over
+ * twice the estimate raises it at once (rise): following a kernel 5x
+ * longer than the last by a quarter, each of its first few waits woke for
+ * a check the estimate put too early. Shorter waits follow by a quarter:
+ * there one preempted wait, 2-4x the rest, would turn auto's spin off for
+ * the next wait. */
+_Static_assert(CW__EST_RISE_MIN_NS ==
+                   (uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u / CW__CHECK_EXPECTED_FACTOR,
+               "the rise begins at half the default check interval");
 
 static uintptr_t queue_key(cl_event event) {
     cl_command_queue q = NULL;
@@ -99,7 +103,7 @@ void cw__estimate_put(uintptr_t key, uint64_t ns) {
         return;
     }
     uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
-    uint64_t next = ns >= EST_RISE_MIN_NS && ns / 2u > old ? rise(old, ns) : follow(old, ns);
+    uint64_t next = ns >= CW__EST_RISE_MIN_NS && ns / 2u > old ? rise(old, ns) : follow(old, ns);
     atomic_store_explicit(&estimates[i].ns, next, memory_order_relaxed);
 }
 
@@ -153,7 +157,6 @@ void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns) {
  * affinity's system call, more than the rest of auto's plan
  * (docs/design.md, "Spare").
  */
-#define AUTO_SAMPLE_NS 50000000u
 static _Thread_local struct {
     uint64_t allowed_ns, running_ns;
     bool allowed_valid, running_valid;
@@ -162,7 +165,7 @@ static _Thread_local struct {
 
 /* Whether a view sampled at `then` (valid or not) is due for a re-read. */
 static bool view_due(bool valid, uint64_t then, uint64_t now) {
-    return !valid || now - then >= AUTO_SAMPLE_NS;
+    return !valid || now - then >= CW__SPARE_SAMPLE_NS;
 }
 
 /* Threads runnable system-wide, this one included; LONG_MAX when unknown.
@@ -187,7 +190,7 @@ static long runnable_threads(void) {
     return running > 0 ? running : LONG_MAX;
 }
 
-/* The CPUs this thread may run on, re-read once AUTO_SAMPLE_NS old. */
+/* The CPUs this thread may run on, re-read once CW__SPARE_SAMPLE_NS old. */
 static long allowed_cpus(void) {
     uint64_t now = cw_now_ns();
     if (view_due(auto_view.allowed_valid, auto_view.allowed_ns, now)) {
@@ -199,7 +202,7 @@ static long allowed_cpus(void) {
     return auto_view.allowed;
 }
 
-/* The runnable threads, re-read once AUTO_SAMPLE_NS old. */
+/* The runnable threads, re-read once CW__SPARE_SAMPLE_NS old. */
 static long running_threads(void) {
     uint64_t now = cw_now_ns();
     if (view_due(auto_view.running_valid, auto_view.running_ns, now)) {
@@ -261,22 +264,8 @@ static unsigned host_units(uintptr_t key) {
     return units;
 }
 
-unsigned cw__estimate_host_cpus(uintptr_t key) {
-    return host_units(key);
-}
-
 bool cw__estimate_shares_cpus(uintptr_t key) {
     return takes_every_cpu(host_units(key));
-}
-
-/* Auto: the spin budget for this wait, or 0 to park at once (cooperative).
- * Spinning pays only when the thread that will signal has a CPU of its own,
- * and only for about as long as the wait is expected to last. */
-static uint64_t auto_spin_ns(uint64_t cap, uintptr_t key, uint64_t expected) {
-    if (!expected || expected > cap || !spare_cpu(host_units(key)))
-        return 0;
-    /* A quarter more than expected, so a typical wait ends inside the spin. */
-    return expected + expected / 4u;
 }
 
 void cw__estimate_plan(cw__plan *p, cl_event event) {
@@ -284,7 +273,8 @@ void cw__estimate_plan(cw__plan *p, cl_event event) {
     p->expected_ns = cw__estimate_get(p->queue_key);
 }
 
-void cw__estimate_plan_spin(cw__plan *p) {
-    if (p->row->spin == CW__SPIN_AUTO)
-        p->spin_ns = auto_spin_ns(p->spin_cap_ns, p->queue_key, p->expected_ns);
+bool cw__estimate_spare_cpu(uintptr_t key, bool any_other) {
+    if (any_other)
+        return allowed_cpus() >= 2;
+    return spare_cpu(host_units(key));
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cw layer 6.2 (internal): how long waits on a command queue take (a moving
- * estimate the planning strategies share) and the auto strategy's choice of
- * a spin budget. A wrong estimate costs time or CPU, never a wrong result.
+ * estimate the planning strategies share) and what auto can see of the
+ * machine. A wrong estimate costs time or CPU, never a wrong result.
  */
 #ifndef CW_ESTIMATE_H
 #define CW_ESTIMATE_H
@@ -17,10 +17,6 @@
  * rejects a bad handle). */
 void cw__estimate_plan(cw__plan *p, cl_event event);
 
-/* After cw__estimate_plan, for auto: the spin budget of this wait (0: park
- * at once), from the expected wait and whether a CPU is spare. */
-void cw__estimate_plan_spin(cw__plan *p);
-
 /* The expected wait on the queue of `event` in ns (one OpenCL query); 0
  * when there is none (yet, or a user event). */
 uint64_t cw__estimate_of(cl_event event);
@@ -28,10 +24,12 @@ uint64_t cw__estimate_of(cl_event event);
 /* The expected wait on the queue of `key` in ns; 0 when there is none yet. */
 uint64_t cw__estimate_get(uintptr_t key);
 
-/* How many host CPUs auto counts as taken by the device of the queue of
- * `key` (a CPU device's compute units; 0 for a GPU or any other device;
- * UINT_MAX when it cannot be told), as its spare-CPU rule does. */
-unsigned cw__estimate_host_cpus(uintptr_t key);
+/* Whether a CPU is spare for this thread to spin on beside the device of
+ * the queue of `key`: one beyond those its work takes (a CPU device's
+ * compute units, none for a GPU), and fewer runnable threads system-wide
+ * than the thread's allowed CPUs; with `any_other`, merely a second
+ * allowed CPU. Re-read at most every CW__SPARE_SAMPLE_NS. */
+bool cw__estimate_spare_cpu(uintptr_t key, bool any_other);
 
 /* Whether that device takes every CPU the calling thread may run on (as
  * many host CPUs as it is allowed, or cannot be told): its driver's

@@ -88,52 +88,52 @@ static const char *key_of(cl_platform_id p) {
  * long=TICKETS/OWN_N/OWN_CPU_NS/CB_N/CB_CPU_NS far=... short=..." (long:
  * the near class of the waits auto parks for, far and short the others,
  * alike), "-" for a part not known. */
-static void format_long(char *out, size_t size, const cw__long_learned *l) {
+static void format_long(char *out, size_t size, const cw__class_learned *l) {
     if (!l->known)
         snprintf(out, size, "-");
     else
         snprintf(out, size, "%" PRIu32 "/%" PRIu32 "/%" PRIu64 "/%" PRIu32 "/%" PRIu64, l->tickets,
-                 l->own_n, l->own_cpu_ns, l->cb_n, l->cb_cpu_ns);
+                 l->driver_n, l->driver_cpu_ns, l->cb_n, l->cb_cpu_ns);
 }
 
 /* The line names each class: near `long=`, far `far=`, short `short=`,
  * in the order of their indices. */
-_Static_assert(CW__LONG_CLASSES == 3 && CW__LONG_NEAR == 0 && CW__LONG_FAR == 1 &&
-                   CW__LONG_SHORT == 2,
+_Static_assert(CW__CLASSES == 3 && CW__CLASS_NEAR == 0 && CW__CLASS_FAR == 1 &&
+                   CW__CLASS_SHORT == 2,
                "a learned line has a long=, a far= and a short= part, in this order");
 
 /* Whether a platform learned anything a line would carry. */
 static bool learned_any(const cw__driver_learned *l) {
-    bool any = l->lateness_known || l->own_known;
-    for (unsigned c = 0; c < CW__LONG_CLASSES; ++c)
-        any = any || l->lng[c].known;
+    bool any = l->lateness_known || l->vote_known;
+    for (unsigned c = 0; c < CW__CLASSES; ++c)
+        any = any || l->cls[c].known;
     return any;
 }
 
 static int format_values(char *out, size_t size, const cw__driver_learned *l) {
-    char late[32] = "-", own[48] = "-", lng[CW__LONG_CLASSES][120];
+    char late[32] = "-", own[48] = "-", lng[CW__CLASSES][120];
     if (l->lateness_known)
         snprintf(late, sizeof late, "%" PRIu64, l->lateness_ns);
-    if (l->own_known)
-        snprintf(own, sizeof own, "%" PRIu32 "/%" PRIu32, l->own_trials, l->own_asleep);
-    for (unsigned c = 0; c < CW__LONG_CLASSES; ++c)
-        format_long(lng[c], sizeof lng[c], &l->lng[c]);
+    if (l->vote_known)
+        snprintf(own, sizeof own, "%" PRIu32 "/%" PRIu32, l->vote_trials, l->vote_asleep);
+    for (unsigned c = 0; c < CW__CLASSES; ++c)
+        format_long(lng[c], sizeof lng[c], &l->cls[c]);
     return snprintf(out, size, "lateness=%s own=%s long=%s far=%s short=%s", late, own,
-                    lng[CW__LONG_NEAR], lng[CW__LONG_FAR], lng[CW__LONG_SHORT]);
+                    lng[CW__CLASS_NEAR], lng[CW__CLASS_FAR], lng[CW__CLASS_SHORT]);
 }
 
 /* One class's long-wait part, "-" or its five numbers; false when
  * malformed. Counts and sums are bounded (2^16, 2^40 ns: 18 minutes of
  * thread CPU time, past any trials') so that the driver's cross products
  * of a sum, a count and its edge stay under 2^64. */
-static bool parse_long(const char *s, cw__long_learned *l) {
+static bool parse_long(const char *s, cw__class_learned *l) {
     if (!strcmp(s, "-"))
         return true;
     int n = 0;
     if (sscanf(s, "%" SCNu32 "/%" SCNu32 "/%" SCNu64 "/%" SCNu32 "/%" SCNu64 "%n", &l->tickets,
-               &l->own_n, &l->own_cpu_ns, &l->cb_n, &l->cb_cpu_ns, &n) != 5 ||
-        s[n] || l->tickets > (1u << 16) || l->own_n > (1u << 16) || l->cb_n > (1u << 16) ||
-        l->own_cpu_ns > (1ull << 40) || l->cb_cpu_ns > (1ull << 40))
+               &l->driver_n, &l->driver_cpu_ns, &l->cb_n, &l->cb_cpu_ns, &n) != 5 ||
+        s[n] || l->tickets > (1u << 16) || l->driver_n > (1u << 16) || l->cb_n > (1u << 16) ||
+        l->driver_cpu_ns > (1ull << 40) || l->cb_cpu_ns > (1ull << 40))
         return false;
     l->known = true;
     return true;
@@ -145,18 +145,18 @@ static bool parse_long(const char *s, cw__long_learned *l) {
  * classes are unknown then. */
 static bool parse_values(const char *s, cw__driver_learned *l) {
     *l = (cw__driver_learned){0};
-    char late[32], own[48], lng[CW__LONG_CLASSES][120];
-    strcpy(lng[CW__LONG_FAR], "-");
-    strcpy(lng[CW__LONG_SHORT], "-");
+    char late[32], own[48], lng[CW__CLASSES][120];
+    strcpy(lng[CW__CLASS_FAR], "-");
+    strcpy(lng[CW__CLASS_SHORT], "-");
     int used = 0, part_used = 0;
     if (sscanf(s, "lateness=%31[-0-9] own=%47[-/0-9] long=%119[-/0-9]%n", late, own,
-               lng[CW__LONG_NEAR], &used) != 3)
+               lng[CW__CLASS_NEAR], &used) != 3)
         return false;
     if (s[used] == ' ' &&
-        sscanf(s + used, " far=%119[-/0-9]%n", lng[CW__LONG_FAR], &part_used) == 1) {
+        sscanf(s + used, " far=%119[-/0-9]%n", lng[CW__CLASS_FAR], &part_used) == 1) {
         used += part_used;
         if (s[used] == ' ' &&
-            sscanf(s + used, " short=%119[-/0-9]%n", lng[CW__LONG_SHORT], &part_used) == 1)
+            sscanf(s + used, " short=%119[-/0-9]%n", lng[CW__CLASS_SHORT], &part_used) == 1)
             used += part_used;
     }
     if (s[used] != '\0' && s[used] != '\n')
@@ -168,18 +168,18 @@ static bool parse_values(const char *s, cw__driver_learned *l) {
         l->lateness_known = true;
     }
     if (strcmp(own, "-")) {
-        if (sscanf(own, "%" SCNu32 "/%" SCNu32 "%n", &l->own_trials, &l->own_asleep, &n) != 2 ||
-            own[n] || l->own_asleep > l->own_trials || l->own_trials > 1000000u)
+        if (sscanf(own, "%" SCNu32 "/%" SCNu32 "%n", &l->vote_trials, &l->vote_asleep, &n) != 2 ||
+            own[n] || l->vote_asleep > l->vote_trials || l->vote_trials > 1000000u)
             return false;
-        l->own_known = true;
+        l->vote_known = true;
     }
     bool any_long = false;
-    for (unsigned c = 0; c < CW__LONG_CLASSES; ++c) {
-        if (!parse_long(lng[c], &l->lng[c]))
+    for (unsigned c = 0; c < CW__CLASSES; ++c) {
+        if (!parse_long(lng[c], &l->cls[c]))
             return false;
-        any_long = any_long || l->lng[c].known;
+        any_long = any_long || l->cls[c].known;
     }
-    return l->lateness_known || l->own_known || any_long;
+    return l->lateness_known || l->vote_known || any_long;
 }
 
 int cw_learned_export(char *buf, size_t size, size_t *needed) {

@@ -142,6 +142,8 @@ uint64_t cw__poll_steps_next(cw__poll_steps *s, uint64_t now, uint64_t deadline)
     } else {
         /* Past the estimate (or none): poll at growing intervals. */
         uint64_t cap = elapsed >> s->overshoot_shift;
+        if (s->fine && elapsed < s->fine_until && cap > s->fine)
+            cap = s->fine;
         if (cap < s->shortest)
             cap = s->shortest;
         d = s->step < cap ? s->step : cap;
@@ -165,8 +167,24 @@ uint64_t cw__poll_steps_next(cw__poll_steps *s, uint64_t now, uint64_t deadline)
 }
 
 void cw__poll_steps_hybrid(const cw__plan *p, cw__poll_steps *s) {
-    uint64_t least = p->expected_ns >> CW__HYBRID_LEAST_SHIFT;
+    uint64_t least = s->expected >> CW__LATE_LEAST_SHIFT;
     if (least > s->least)
         s->least = least;
     s->grow_longest = p->checks.by_expected;
+}
+
+void cw__poll_steps_fine(cw__poll_steps *s, uint64_t fine_ns) {
+    if (!fine_ns || !s->expected)
+        return;
+    s->fine = fine_ns;
+    s->fine_until = s->expected + (s->expected >> CW__LATE_FINE_WINDOW_SHIFT);
+    /* Wake early enough that the sleep's own overshoot (a wake-up's
+     * latency) does not outrun the end: the fine polls begin there. */
+    uint64_t margin = 2u * fine_ns > CW__LATE_FINE_LEAST_NS ? 2u * fine_ns : CW__LATE_FINE_LEAST_NS;
+    uint64_t most = s->expected >> CW__LATE_EARLY_SHIFT;
+    margin = margin < most ? margin : most;
+    if (s->early < margin)
+        s->early = margin;
+    if (s->shortest > fine_ns)
+        s->shortest = fine_ns;
 }

@@ -14,6 +14,7 @@
 
 #include "completion.h"
 #include "cw/wait.h"
+#include "tunables.h"
 
 /* How the waiting thread learns that the command finished. */
 typedef enum cw__method {
@@ -142,10 +143,12 @@ typedef struct cw__poll_steps {
     uint64_t start, expected, longest, early;
     uint64_t least; /* the least cap on a sleep toward the expected end */
     unsigned overshoot_shift;
-    uint64_t step;      /* the next short delay, ns: 1 µs, doubling */
-    uint64_t shortest;  /* no delay past the expected end is shorter: 1 µs */
-    bool past_expected; /* the last delay was a poll past the expected end */
-    bool grow_longest;  /* auto's hybrid, default interval: `longest` grows with the wait */
+    uint64_t step;       /* the next short delay, ns: 1 µs, doubling */
+    uint64_t shortest;   /* no delay past the expected end is shorter: 1 µs */
+    bool past_expected;  /* the last delay was a poll past the expected end */
+    uint64_t fine;       /* no delay near the expected end longer than this (0: none) ... */
+    uint64_t fine_until; /* ... until this long has been waited */
+    bool grow_longest;   /* auto's hybrid, default interval: `longest` grows with the wait */
 } cw__poll_steps;
 
 /* The steps of plan p's polling wait, from its start, expected wait and
@@ -156,17 +159,19 @@ uint64_t cw__poll_steps_next(cw__poll_steps *s, uint64_t now, uint64_t deadline)
 
 /*
  * Auto's polling waits where callbacks are late: the first sleep toward
- * the expected end may last CW__HYBRID_LEAST_SHIFT of the expected wait
- * (1/8), not only the time waited so far: from 50 µs the sleeps would
- * double eight times before they reach a 100 ms wait's end, each a wake-up
- * and a status read (30-40 µs of thread CPU a poll under the nvidia model),
- * and auto plans its late waits to the end the polls found. A command that
- * ends far earlier than expected (a queue whose kernels got shorter) is
- * answered up to that share of the expected wait late, once: that wait
- * brings the estimate down by up to 4x. With the default check interval
- * the polls are spaced past it as the callback waits space their checks.
+ * the expected end may last CW__LATE_LEAST_SHIFT of the expected wait, not
+ * only the time waited so far: from 50 µs the sleeps would double eight
+ * times before they reach a 100 ms wait's end, each a wake-up and a status
+ * read. A command that ends far earlier than expected is answered up to
+ * that share late, once: that wait brings the estimate down. With the
+ * default check interval the polls are spaced past it as the callback
+ * waits space their checks.
  */
-#define CW__HYBRID_LEAST_SHIFT 3u
 void cw__poll_steps_hybrid(const cw__plan *p, cw__poll_steps *s);
+
+/* With the latency preference: no delay longer than `fine_ns` from the
+ * expected end's approach until CW__LATE_FINE_WINDOW_SHIFT past it (0:
+ * nothing changes). */
+void cw__poll_steps_fine(cw__poll_steps *s, uint64_t fine_ns);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clfixture.h"
+#include "policyfix.h"
 #include "cw.h"
 
 /* The record of the fixture's platform once the probe's lateness sample is
@@ -61,7 +62,7 @@ static void a_line_seeds_what_the_process_has_not_learned(void **state) {
     snprintf(want, sizeof want, "lateness=%llu own=- long=- far=- short=-\n",
              (unsigned long long)cw__driver_lateness_ns(d));
     assert_string_equal(strchr(text, '\0') - strlen(want), want);
-    assert_true(cw__driver_own_wait_open(d));
+    assert_true(vote_open(d));
 
     /* Seeded from a line with no far part: the own wait sleeps (3 of 4
      * trials slept), near long waits are the own wait's (8 trials each
@@ -75,10 +76,10 @@ static void a_line_seeds_what_the_process_has_not_learned(void **state) {
     assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
     assert_int_equal(seeded, 1);
     assert_int_equal(cw__driver_lateness_ns(d), before);
-    assert_false(cw__driver_own_wait_open(d));
-    assert_true(cw__driver_own_wait_sleeps(d));
-    assert_int_equal(cw__driver_long_way(d, CW__OWN_WAIT_MIN_NS, cw_now_ns()), CW__LONG_OWN);
-    assert_int_equal(cw__driver_long_way(d, CW__LONG_FAR_NS, cw_now_ns()), CW__LONG_TRIAL_OWN);
+    assert_false(vote_open(d));
+    assert_true(vote_sleeps(d));
+    assert_int_equal(class_way(d, CW__VOTE_MIN_NS, cw_now_ns()), WAY_DRIVER);
+    assert_int_equal(class_way(d, CW__CLASS_FAR_NS, cw_now_ns()), WAY_TRIAL_DRIVER);
 
     /* The export now carries the seeded decisions; a second import finds
      * nothing left to seed. */
@@ -103,18 +104,16 @@ static void seeded_long_wait_verdicts_keep_each_class(void **state) {
     assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
     assert_int_equal(seeded, 1);
     for (int i = 0; i < 4; ++i) {
-        assert_int_equal(cw__driver_long_way(d, CW__OWN_WAIT_MIN_NS, cw_now_ns()),
-                         CW__LONG_CALLBACK);
-        assert_int_equal(cw__driver_long_way(d, CW__LONG_FAR_NS, cw_now_ns()), CW__LONG_OWN);
+        assert_int_equal(class_way(d, CW__VOTE_MIN_NS, cw_now_ns()), WAY_CALLBACK);
+        assert_int_equal(class_way(d, CW__CLASS_FAR_NS, cw_now_ns()), WAY_DRIVER);
     }
-    assert_int_equal(cw__driver_long_way(d, CW__LONG_SHORT_MIN_NS, cw_now_ns()),
-                     CW__LONG_TRIAL_OWN);
-    assert_true(cw__driver_own_wait_open(d));
+    assert_int_equal(class_way(d, CW__CLASS_SHORT_MIN_NS, cw_now_ns()), WAY_TRIAL_DRIVER);
+    assert_true(vote_open(d));
     export_one(text, sizeof text, key, sizeof key);
     assert_non_null(strstr(text, " long=16/8/240000/8/160000 far=8/4/40000/4/80000 short=-\n"));
 }
 
-/* The short class's decision (waits expected under CW__OWN_WAIT_MIN_NS
+/* The short class's decision (waits expected under CW__VOTE_MIN_NS
  * that auto parks for at once) is seeded and written back as the others
  * are, the near and far classes left to their trials. */
 static void seeded_short_wait_verdict_keeps_its_class(void **state) {
@@ -127,10 +126,9 @@ static void seeded_short_wait_verdict_keeps_its_class(void **state) {
     assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
     assert_int_equal(seeded, 1);
     for (int i = 0; i < 4; ++i)
-        assert_int_equal(cw__driver_long_way(d, CW__OWN_WAIT_MIN_NS - 1u, cw_now_ns()),
-                         CW__LONG_OWN);
-    assert_true(cw__driver_own_settled(d, CW__OWN_WAIT_MIN_NS - 1u, true, cw_now_ns()));
-    assert_int_equal(cw__driver_long_way(d, CW__OWN_WAIT_MIN_NS, cw_now_ns()), CW__LONG_TRIAL_OWN);
+        assert_int_equal(class_way(d, CW__VOTE_MIN_NS - 1u, cw_now_ns()), WAY_DRIVER);
+    assert_true(drv_settled(d, CW__VOTE_MIN_NS - 1u, true, cw_now_ns()));
+    assert_int_equal(class_way(d, CW__VOTE_MIN_NS, cw_now_ns()), WAY_TRIAL_DRIVER);
     export_one(text, sizeof text, key, sizeof key);
     assert_non_null(strstr(text, " far=- short=16/8/160000/8/200000\n"));
 }
@@ -169,7 +167,7 @@ static void lines_of_other_keys_and_malformed_ones_seed_nothing(void **state) {
         assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
         if (seeded != 0)
             fail_msg("seeded from '%s'", values_bad[i]);
-        assert_true(cw__driver_own_wait_open(d));
+        assert_true(vote_open(d));
     }
     /* Another cw version, another platform name: the first two key fields
      * changed; then the good line, after a blank one. */
@@ -187,11 +185,11 @@ static void lines_of_other_keys_and_malformed_ones_seed_nothing(void **state) {
     assert_int_equal(seeded, 0);
     assert_int_equal(cw_learned_import(other_platform, &seeded), CW_OK);
     assert_int_equal(seeded, 0);
-    assert_true(cw__driver_own_wait_open(d));
+    assert_true(vote_open(d));
     assert_int_equal(cw_learned_import(all, &seeded), CW_OK);
     assert_int_equal(seeded, 1);
-    assert_false(cw__driver_own_wait_open(d));
-    assert_false(cw__driver_own_wait_sleeps(d)); /* 3 of 3 spun: decided */
+    assert_false(vote_open(d));
+    assert_false(vote_sleeps(d)); /* 3 of 3 spun: decided */
 }
 
 /* The arguments: a NULL text, a NULL buffer with room; a buffer too small

@@ -211,7 +211,7 @@ static void hybrid_sleeps_reach_the_expected_end_in_few_steps(void **state) {
     cw__poll_steps h = cw__poll_steps_of(&p, 0, 4);
     cw__poll_steps_hybrid(&p, &h);
     int nh = steps_to_the_end(&h, d, 64);
-    assert_int_equal(d[0], expected >> CW__HYBRID_LEAST_SHIFT);
+    assert_int_equal(d[0], expected >> CW__LATE_LEAST_SHIFT);
     for (int i = 1; i < nh; ++i)
         assert_true(d[i] <= expected); /* never past the end */
     printf("sleeps toward a 100 ms end: backoff-poll %d, auto's late waits %d\n", nb, nh);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "clfixture.h"
+#include "policyfix.h"
 #include "clshim.h"
 #include "table.h"
 #include "cw.h"
@@ -784,7 +785,7 @@ static cw__driver *driver_told_lateness(uint64_t lateness_ns) {
 static void auto_waits_try_the_drivers_own_wait(unsigned gate_us, unsigned spin_us) {
     if (model_callback_delay_us() >= CW__LATE_FLOOR_NS / 1000)
         skip();
-    enum { WAITS = 2 * CW__LONG_TRIALS + 4 };
+    enum { WAITS = 2 * CW__CLASS_TRIALS + 4 };
     const uint64_t expected_ns = (uint64_t)gate_us * 1000u;
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
@@ -793,7 +794,7 @@ static void auto_waits_try_the_drivers_own_wait(unsigned gate_us, unsigned spin_
      * its one sample look late: the platform is told it is timely, as the
      * model in force says. */
     cw__driver *d = driver_told_lateness(0);
-    assert_false(cw__driver_late(d, 0));
+    assert_false(drv_late(d, 0));
     cw_stats_auto a0, a1;
     assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
     cw_wait_options o = {.strategy = CW_STRATEGY_AUTO, .spin_us = spin_us};
@@ -845,13 +846,13 @@ static void short_parked_auto_waits_try_the_drivers_own_wait(void **state) {
  * driver's own wait, as trials in which it cost half the callback wait's
  * would. */
 static void decide_long_waits_own(cw__driver *d, uint64_t expected_ns) {
-    cw__long_way w;
-    while ((w = cw__driver_long_way(d, expected_ns, cw_now_ns())) == CW__LONG_TRIAL_OWN ||
-           w == CW__LONG_TRIAL_CALLBACK) {
-        bool own = w == CW__LONG_TRIAL_OWN;
-        cw__driver_long_sample(d, expected_ns, own, own ? 10000u : 20000u, expected_ns);
+    int w;
+    while ((w = class_way(d, expected_ns, cw_now_ns())) == WAY_TRIAL_DRIVER ||
+           w == WAY_TRIAL_CALLBACK) {
+        bool own = w == WAY_TRIAL_DRIVER;
+        class_sample(d, expected_ns, own, own ? 10000u : 20000u, expected_ns);
     }
-    assert_int_equal(w, CW__LONG_OWN);
+    assert_int_equal(w, WAY_DRIVER);
 }
 
 /*
@@ -873,20 +874,20 @@ static void settled_own_waits_answer_as_every_wait_does(void **state) {
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
     cw__driver *d = driver_told_lateness(late ? (uint64_t)model_callback_delay_us() * 1000u : 0u);
-    assert_int_equal(cw__driver_late(d, long_ns), late);
-    assert_false(cw__driver_own_settled(d, long_ns, true, cw_now_ns())); /* trials to make */
+    assert_int_equal(drv_late(d, long_ns), late);
+    assert_false(drv_settled(d, long_ns, true, cw_now_ns())); /* trials to make */
     if (late) {
-        for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i)
-            cw__driver_own_wait_sample(d, CW__OWN_WAIT_FIXED_NS, long_ns);
-        assert_true(cw__driver_own_wait_sleeps(d));
-        assert_true(cw__driver_own_settled(d, long_ns, false, cw_now_ns()));
+        for (unsigned i = 0; i < CW__VOTE_TRIALS; ++i)
+            cw__driver_vote_sample(d, CW__VOTE_FIXED_NS, long_ns);
+        assert_true(vote_sleeps(d));
+        assert_true(drv_settled(d, long_ns, false, cw_now_ns()));
     } else {
         decide_long_waits_own(d, long_ns);
-        assert_false(cw__driver_own_settled(d, long_ns, false, cw_now_ns()));
-        assert_false(cw__driver_own_settled(d, CW__OWN_WAIT_MIN_NS - 1u, true, cw_now_ns()));
+        assert_false(drv_settled(d, long_ns, false, cw_now_ns()));
+        assert_false(drv_settled(d, CW__VOTE_MIN_NS - 1u, true, cw_now_ns()));
     }
-    assert_true(cw__driver_own_settled(d, long_ns, true, cw_now_ns()));
-    assert_false(cw__driver_own_settled(NULL, long_ns, true, cw_now_ns()));
+    assert_true(drv_settled(d, long_ns, true, cw_now_ns()));
+    assert_false(drv_settled(NULL, long_ns, true, cw_now_ns()));
 
     cw_stats_auto a0, a1;
     assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
@@ -935,12 +936,12 @@ static void settled_wait_on_a_done_command_keeps_the_estimate(void **state) {
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
     cw__driver *d = driver_told_lateness(late ? (uint64_t)model_callback_delay_us() * 1000u : 0u);
     if (late) {
-        for (unsigned i = 0; i < CW__OWN_WAIT_TRIALS; ++i)
-            cw__driver_own_wait_sample(d, CW__OWN_WAIT_FIXED_NS, long_ns);
+        for (unsigned i = 0; i < CW__VOTE_TRIALS; ++i)
+            cw__driver_vote_sample(d, CW__VOTE_FIXED_NS, long_ns);
     } else {
         decide_long_waits_own(d, long_ns);
     }
-    assert_true(cw__driver_own_settled(d, long_ns, true, cw_now_ns()));
+    assert_true(drv_settled(d, long_ns, true, cw_now_ns()));
     const uintptr_t key = (uintptr_t)host.queue;
     cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
     cw_stats_auto a0, a1;
@@ -990,7 +991,7 @@ static void settled_wait_on_a_done_command_keeps_the_estimate(void **state) {
 /*
  * On a platform whose callbacks are late, auto tries the driver's own
  * clWaitForEvents only on a wait expected to last at most
- * CW__OWN_WAIT_TRIAL_MAX_NS: waits expected longer (5 ms kernels) poll as
+ * CW__VOTE_TRIAL_MAX_NS: waits expected longer (5 ms kernels) poll as
  * the late wait does, none of them handed to a driver wait that may spin
  * for its whole length, and the vote stays open; a short wait is a trial.
  * Every wait ends with its command.
@@ -998,13 +999,13 @@ static void settled_wait_on_a_done_command_keeps_the_estimate(void **state) {
 static void own_wait_trials_only_on_short_waits(void **state) {
     (void)state;
     enum { LONG_US = 5000, SHORT_US = 1500, WAITS = 4, TRIES = 16 };
-    _Static_assert((uint64_t)LONG_US * 1000u > CW__OWN_WAIT_TRIAL_MAX_NS, "a long wait");
-    _Static_assert((uint64_t)SHORT_US * 1000u <= CW__OWN_WAIT_TRIAL_MAX_NS, "a short wait");
+    _Static_assert((uint64_t)LONG_US * 1000u > CW__VOTE_TRIAL_MAX_NS, "a long wait");
+    _Static_assert((uint64_t)SHORT_US * 1000u <= CW__VOTE_TRIAL_MAX_NS, "a short wait");
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
     cw__driver *d = driver_told_lateness(20000000u);
-    assert_true(cw__driver_late(d, (uint64_t)LONG_US * 1000u));
-    assert_true(cw__driver_own_wait_open(d));
+    assert_true(drv_late(d, (uint64_t)LONG_US * 1000u));
+    assert_true(vote_open(d));
     cw_wait_options o = {.strategy = CW_STRATEGY_AUTO};
     cw_stats_auto a0, a1;
     assert_int_equal(cw_stats_auto_get(&a0, sizeof a0), CW_OK);
@@ -1018,7 +1019,7 @@ static void own_wait_trials_only_on_short_waits(void **state) {
            LONG_US, (unsigned long long)(a1.hybrid_waits - a0.hybrid_waits),
            (unsigned long long)(a1.driver_waits - a0.driver_waits));
     assert_int_equal(a1.driver_waits, a0.driver_waits);
-    assert_true(cw__driver_own_wait_open(d));
+    assert_true(vote_open(d));
     /* A short one is a trial, unless a loaded machine kept the waiter off
      * its CPU until the command was done (its first look then ends it). */
     int tries = 0;
@@ -1096,7 +1097,7 @@ static void late_callbacks_take_the_hybrid_path(void **state) {
  */
 static void late_wait_outgrowing_its_estimate_ends_by_its_callback(void **state) {
     (void)state;
-    enum { LEARN = 12, SHORT_US = 2 * CW__OWN_WAIT_TRIAL_MAX_NS / 1000 };
+    enum { LEARN = 12, SHORT_US = 2 * CW__VOTE_TRIAL_MAX_NS / 1000 };
     long delay = model_callback_delay_us();
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
@@ -1247,16 +1248,19 @@ static void gpu_device_counts_no_host_cpus(void **state) {
         CL_SUCCESS);
     uintptr_t key = (uintptr_t)host.queue;
     cw__estimate_put(key, 1000);
-    assert_int_equal(cw__estimate_host_cpus(key), (type & CL_DEVICE_TYPE_CPU) ? units : 0);
+    cpu_set_t set;
+    assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+    bool takes_all = (type & CL_DEVICE_TYPE_CPU) && units >= (cl_uint)CPU_COUNT(&set);
+    assert_int_equal(cw__estimate_shares_cpus(key), takes_all);
 
     cl_int err;
     cl_command_queue gpu = clCreateCommandQueue(host.context, host.device, 0, &err);
     assert_int_equal(err, CL_SUCCESS);
     atomic_store(&clshim_device_type, CL_DEVICE_TYPE_GPU);
     cw__estimate_put((uintptr_t)gpu, 1000);
-    unsigned busy = cw__estimate_host_cpus((uintptr_t)gpu);
+    bool shares = cw__estimate_shares_cpus((uintptr_t)gpu);
     atomic_store(&clshim_device_type, 0);
-    assert_int_equal(busy, 0);
+    assert_false(shares);
     clReleaseCommandQueue(gpu);
 }
 
@@ -1285,7 +1289,7 @@ static cl_command_queue counted_queue(cl_device_type type) {
     assert_int_equal(err, CL_SUCCESS);
     cw__estimate_put((uintptr_t)q, 50000);
     atomic_store(&clshim_device_type, type);
-    (void)cw__estimate_host_cpus((uintptr_t)q);
+    (void)cw__estimate_shares_cpus((uintptr_t)q);
     atomic_store(&clshim_device_type, 0);
     return q;
 }
@@ -1339,8 +1343,10 @@ static void load_is_read_only_where_a_cpu_may_be_spare(void **state) {
         cpu = counted_queue(CL_DEVICE_TYPE_CPU);
         gpu = counted_queue(CL_DEVICE_TYPE_GPU);
     }
-    assert_int_equal(cw__estimate_host_cpus((uintptr_t)cpu), units);
-    assert_int_equal(cw__estimate_host_cpus((uintptr_t)gpu), 0);
+    cpu_set_t set;
+    assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+    assert_int_equal(cw__estimate_shares_cpus((uintptr_t)cpu), units >= (cl_uint)CPU_COUNT(&set));
+    assert_false(cw__estimate_shares_cpus((uintptr_t)gpu));
     /* Past auto's view of the CPUs and the load (re-read every 50 ms). */
     cw_test_sleep_us(60000);
     long on_cpu = auto_wait_reads(cpu);
@@ -1350,7 +1356,7 @@ static void load_is_read_only_where_a_cpu_may_be_spare(void **state) {
     cl_event m;
     assert_int_equal(clEnqueueMarkerWithWaitList(gpu, 0, NULL, &m), CL_SUCCESS);
     assert_int_equal(clFinish(gpu), CL_SUCCESS);
-    bool late = cw__driver_late(cw__driver_of(m), 50000);
+    bool late = drv_late(cw__driver_of(m), 50000);
     clReleaseEvent(m);
     printf("read system calls of an auto wait: %ld on the CPU device, %ld on the GPU (callbacks "
            "%s)\n",
@@ -1393,11 +1399,11 @@ static void late_waits_read_no_load(void **state) {
     clReleaseEvent(m);
     /* The first callback wait probes the platform; its lateness is known
      * once the probe's callbacks, or a later wait's, have landed. */
-    for (int i = 0; i < 20 && !cw__driver_late(d, 50000); ++i) {
+    for (int i = 0; i < 20 && !drv_late(d, 50000); ++i) {
         gated_marker_wait(gpu, o, 2000);
         cw_test_sleep_us(3u * (unsigned)delay);
     }
-    assert_true(cw__driver_late(d, 50000));
+    assert_true(drv_late(d, 50000));
     for (int i = 0; i < 24; ++i)
         cw__estimate_put((uintptr_t)gpu, 50000);
     /* Past auto's view of the CPUs and the load (re-read every 50 ms). */

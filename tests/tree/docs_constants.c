@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The values that docs_constants.py compares the documentation with, as the
- * code has them: the public constants, the internal ones of src/ headers, and
+ * code has them: the public constants, the internal ones of src/ headers (auto's
+ * tunables are read from src/tunables.h by the script), and
  * what the code computes from them (the check schedule, the strategy the
  * default stands for, the timeout that means none). One "NAME VALUE" line
  * each; a name ending in _ns or _NS is in nanoseconds, one with _us or _US
@@ -46,24 +47,6 @@ int main(void) {
     PRINT(CW__BACKOFF_ROUNDS);
     PRINT(CW__CHECK_EXPECTED_FACTOR);
     PRINT(CW__CHECK_EXPECTED_MAX_NS);
-    PRINT(CW__LATE_FLOOR_NS);
-    PRINT(CW__LATE_SHARE_SHIFT);
-    PRINT(CW__OWN_WAIT_TRIALS);
-    PRINT(CW__OWN_WAIT_MIN_NS);
-    PRINT(CW__OWN_WAIT_CPU_SHARE);
-    PRINT(CW__OWN_WAIT_FIXED_NS);
-    PRINT(CW__OWN_WAIT_SPUN_MIN_NS);
-    PRINT(CW__OWN_WAIT_SPUN_SHARE);
-    PRINT(CW__OWN_WAIT_TRIAL_MAX_NS);
-    PRINT(CW__OWN_WAIT_THROUGH);
-    PRINT(CW__OWN_WAIT_THROUGH_OF);
-    PRINT(CW__LONG_TRIALS);
-    PRINT(CW__LONG_TICKETS);
-    PRINT(CW__LONG_FAR_NS);
-    PRINT(CW__LONG_FAR_TRIALS);
-    PRINT(CW__LONG_FAR_TICKETS);
-    PRINT(CW__LONG_SHORT_MIN_NS);
-    PRINT(CW__LONG_OWN_EDGE);
 
     /* The first check of a default wait expected to be long, and of one
      * expected longer than the cap, as the plan computes them. */

@@ -5,6 +5,7 @@ that catch failed commands), the limits and the defaults, compared with the
 values the code has.
 
 Usage: docs_constants.py ROOT PROGRAM
+       docs_constants.py --write-tunables ROOT   (rewrite docs/tunables.md's table)
   ROOT     the source tree
   PROGRAM  docs_constants (tests/tree/docs_constants.c), built against cw's
            headers and src/: it prints "NAME VALUE" lines, the public
@@ -123,7 +124,7 @@ OTHER = [
     ("docs/design.md", "Delays up to {n} are spun", "CW__MICRODELAY_SPIN_NS"),
     ("docs/design.md", "timer slack is lowered to {n} for the wait", "BACKOFF_TIMERSLACK_NS"),
     ("docs/design.md", "is at most `spin_us` ({n} by default)", "CW_AUTO_SPIN_US_CAP"),
-    ("docs/design.md", "sampled at most every {n} per thread", "AUTO_SAMPLE_NS"),
+    ("docs/design.md", "sampled at most every {n} per thread", "CW__SPARE_SAMPLE_NS"),
     ("docs/design.md", "microdelay (spin ≤ {n}, else sleep", "CW__MICRODELAY_SPIN_NS"),
     ("docs/design.md", "`sleeps` (backoff-poll delays beyond {n})", "CW__MICRODELAY_SPIN_NS"),
     ("docs/design.md", "{n} log2-µs buckets (< 1, 1–2, 2–4 … µs, the last from {n} on)",
@@ -136,33 +137,33 @@ OTHER = [
     ("docs/design.md", "capped here at 1/{n} of the time waited so far", "hybrid_overshoot_share"),
     ("docs/design.md", "spun when shorter than {n}, parked", "BACKOFF_FLOOR_NS"),
     ("docs/design.md", "a parked auto wait expected to last at most {n} reads the status half way",
-     "PEEK_MAX_NS"),
-    ("docs/design.md", "then on one wait in {n} per thread", "PEEK_EVERY"),
+     "CW__PEEK_MAX_NS"),
+    ("docs/design.md", "then on one wait in {n} per thread", "CW__PEEK_EVERY"),
     ("docs/design.md", "`platforms_late` (lateness of at least {n})", "CW__LATE_FLOOR_NS"),
-    ("docs/design.md", "timed, until {n} of them have counted", "CW__OWN_WAIT_TRIALS"),
-    ("docs/design.md", "(half of the {n} slept, or more", "CW__OWN_WAIT_TRIALS"),
-    ("docs/design.md", "Only a wait expected  to last at most {n}, by its", "CW__OWN_WAIT_TRIAL_MAX_NS"),
+    ("docs/design.md", "timed, until {n} of them have counted", "CW__VOTE_TRIALS"),
+    ("docs/design.md", "(half of the {n} slept, or more", "CW__VOTE_TRIALS"),
+    ("docs/design.md", "Only a wait expected  to last at most {n}, by its", "CW__VOTE_TRIAL_MAX_NS"),
     ("docs/design.md", "(above) that returned within {n}: it too", "CW__MICRODELAY_SPIN_NS"),
     ("docs/design.md", "a trial of {n} or more that took {n}/{n} of its wall time",
-     "CW__OWN_WAIT_MIN_NS CW__OWN_WAIT_THROUGH CW__OWN_WAIT_THROUGH_OF"),
-    ("docs/design.md", "One lasting {n} to", "CW__OWN_WAIT_SPUN_MIN_NS"),
-    ("docs/design.md", "taking at least 1/{n} of its wall time in thread CPU", "CW__OWN_WAIT_SPUN_SHARE"),
-    ("docs/design.md", "of those lasting at least {n} slept if", "CW__OWN_WAIT_MIN_NS"),
+     "CW__VOTE_MIN_NS CW__VOTE_THROUGH CW__VOTE_THROUGH_OF"),
+    ("docs/design.md", "One lasting {n} to", "CW__VOTE_SPUN_MIN_NS"),
+    ("docs/design.md", "taking at least 1/{n} of its wall time in thread CPU", "CW__VOTE_SPUN_SHARE"),
+    ("docs/design.md", "of those lasting at least {n} slept if", "CW__VOTE_MIN_NS"),
     ("docs/design.md", "until each counted {n} waits of at least {n}, or {n}  trials were handed out",
-     "CW__LONG_TRIALS CW__OWN_WAIT_MIN_NS CW__LONG_TICKETS"),
+     "CW__CLASS_TRIALS CW__VOTE_MIN_NS CW__CLASS_TICKETS"),
     ("docs/design.md", "Waits expected  to last {n} or more decide apart, on their own trials ({n} waits"
      " of at least {n} each way, {n} tickets)",
-     "CW__LONG_FAR_NS CW__LONG_FAR_TRIALS far_least_ns CW__LONG_FAR_TICKETS"),
+     "CW__CLASS_FAR_NS CW__CLASS_FAR_TRIALS far_least_ns CW__CLASS_FAR_TICKETS"),
     ("docs/design.md", "Waits expected to last under {n} decide  apart too ({n} waits of at least {n}"
      " each way, {n} tickets)",
-     "CW__OWN_WAIT_MIN_NS CW__LONG_TRIALS CW__LONG_SHORT_MIN_NS CW__LONG_TICKETS"),
-    ("docs/design.md", "(under  {n}) tells little of either way", "CW__LONG_SHORT_MIN_NS"),
-    ("docs/design.md", "is at most {n}/8 of the callback wait's", "CW__LONG_OWN_EDGE"),
-    ("docs/design.md", "less {n} (a sleeping wait's fixed cost", "CW__OWN_WAIT_FIXED_NS"),
-    ("docs/design.md", "is under 1/{n} of its wall time. One lasting", "CW__OWN_WAIT_CPU_SHARE"),
+     "CW__VOTE_MIN_NS CW__CLASS_TRIALS CW__CLASS_SHORT_MIN_NS CW__CLASS_TICKETS"),
+    ("docs/design.md", "(under  {n}) tells little of either way", "CW__CLASS_SHORT_MIN_NS"),
+    ("docs/design.md", "is at most {n}/8 of the callback wait's", "CW__CLASS_DRIVER_EDGE"),
+    ("docs/design.md", "less {n} (a sleeping wait's fixed cost", "CW__VOTE_FIXED_NS"),
+    ("docs/design.md", "is under 1/{n} of its wall time. One lasting", "CW__VOTE_CPU_SHARE"),
     ("docs/design.md", "it wakes 1/{n} of the expected wait before its end", "hybrid_early_share"),
     ("docs/design.md", "longer of {n} L (from there on a poll", "late_poll_factor"),
-    ("docs/design.md", "and one in {n} per thread,", "LATE_SAMPLE_EVERY"),
+    ("docs/design.md", "and one in {n} per thread,", "CW__LATE_SAMPLE_EVERY"),
     ("docs/design.md", "no shorter than the shortest that is slept ({n}: a command", "late_first_delay_ns"),
     ("docs/design.md", "keeps the delays of a wait's first {n} under it", "late_floor_reach_ns"),
     ("docs/design.md", "overshoot by 1/{n} of the", "hybrid_overshoot_share"),
@@ -181,20 +182,15 @@ OTHER = [
 # Values that live in one source file: key -> (file, #define names multiplied).
 FROM_SOURCE = {
     "BACKOFF_FLOOR_NS": ("src/strategy.h", ["CW__BACKOFF_FLOOR_NS"]),
-    "CW__HYBRID_LEAST_SHIFT": ("src/strategy.h", ["CW__HYBRID_LEAST_SHIFT"]),
-    "BACKOFF_TIMERSLACK_NS": ("src/wait.c", ["BACKOFF_TIMERSLACK_NS"]),
-    "POLL_CLOCK_EVERY": ("src/wait.c", ["POLL_CLOCK_EVERY"]),
-    "AUTO_SAMPLE_NS": ("src/estimate.c", ["AUTO_SAMPLE_NS"]),
+    "BACKOFF_TIMERSLACK_NS": ("src/ways.h", ["CW__POLL_TIMERSLACK_NS"]),
+    "POLL_CLOCK_EVERY": ("src/ways_poll.c", ["POLL_CLOCK_EVERY"]),
     "pool_completions": ("src/completion.c", ["CHUNK_SLOTS", "MAX_CHUNKS"]),
-    "CW__PROBE_SPIN_NS": ("src/driver.c", ["CW__PROBE_SPIN_NS"]),
-    "HYBRID_OVERSHOOT_SHIFT": ("src/wait.c", ["HYBRID_OVERSHOOT_SHIFT"]),
-    "PEEK_MAX_NS": ("src/wait.c", ["PEEK_MAX_NS"]),
-    "PEEK_EVERY": ("src/wait.c", ["PEEK_EVERY"]),
-    "HYBRID_EARLY_SHIFT": ("src/wait.c", ["HYBRID_EARLY_SHIFT"]),
-    "LATE_POLL_SHIFT": ("src/wait.c", ["LATE_POLL_SHIFT"]),
-    "BACKOFF_OVERSHOOT_SHIFT": ("src/wait.c", ["BACKOFF_OVERSHOOT_SHIFT"]),
-    "LATE_SAMPLE_EVERY": ("src/wait.c", ["LATE_SAMPLE_EVERY"]),
+    "BACKOFF_OVERSHOOT_SHIFT": ("src/ways_poll.c", ["BACKOFF_OVERSHOOT_SHIFT"]),
 }
+
+# Every tunable of auto (src/tunables.h) is a value by its own name, and
+# docs/tunables.md is that table for readers: check_tunables compares them.
+TUNABLES = "src/tunables.h"
 
 # Values computed from the others.
 DERIVED = {
@@ -205,19 +201,19 @@ DERIVED = {
     "stats_last_bucket": lambda v: v["CW_STATS_LATENCY_BUCKETS"] - 1,
     # Late: at least 1/2^shift of the expected wait; the hybrid's polls past it.
     "late_share": lambda v: 2 ** v["CW__LATE_SHARE_SHIFT"],
-    "hybrid_overshoot_share": lambda v: 2 ** v["HYBRID_OVERSHOOT_SHIFT"],
-    "hybrid_early_share": lambda v: 2 ** v["HYBRID_EARLY_SHIFT"],
+    "hybrid_overshoot_share": lambda v: 2 ** v["CW__LATE_POLL_SHIFT"],
+    "hybrid_early_share": lambda v: 2 ** v["CW__LATE_EARLY_SHIFT"],
     # The late and hybrid waits' first sleep: this share of the expected wait.
-    "hybrid_least_share": lambda v: 2 ** v["CW__HYBRID_LEAST_SHIFT"],
+    "hybrid_least_share": lambda v: 2 ** v["CW__LATE_LEAST_SHIFT"],
     # The late wait polls through this many times the lateness.
-    "late_poll_factor": lambda v: 2 ** v["LATE_POLL_SHIFT"],
+    "late_poll_factor": lambda v: 2 ** v["CW__LATE_POLL_SHIFT"],
     "backoff_overshoot_share": lambda v: 2 ** v["BACKOFF_OVERSHOOT_SHIFT"],
     # The late wait's first delay past the end: just past the spin bound.
     "late_first_delay_ns": lambda v: v["CW__MICRODELAY_SPIN_NS"] + 1000,
-    "late_floor_reach_ns": lambda v: (v["CW__MICRODELAY_SPIN_NS"] + 1000) * 2 ** v["HYBRID_OVERSHOOT_SHIFT"],
+    "late_floor_reach_ns": lambda v: (v["CW__MICRODELAY_SPIN_NS"] + 1000) * 2 ** v["CW__LATE_POLL_SHIFT"],
     "stats_last_bucket_from_us": lambda v: 2 ** (v["CW_STATS_LATENCY_BUCKETS"] - 2),
     # A far long-wait trial counts from half the far class's bound on.
-    "far_least_ns": lambda v: v["CW__LONG_FAR_NS"] // 2,
+    "far_least_ns": lambda v: v["CW__CLASS_FAR_NS"] // 2,
     # Julian years of 365.25 days, rounded down.
     "timeout_none_years": lambda v: v["timeout_none_from_us"] // (31557600 * 10**6),
 }
@@ -335,9 +331,54 @@ def read_values(root, program):
                 raise SystemExit(f"docs_constants: no '#define {name} N' in {path}")
             product *= int(m.group(1))
         values[key] = product
+    for name, value, _ in read_tunables(root):
+        values[name] = value
     for key, derive in DERIVED.items():
         values[key] = derive(values)
     return values
+
+
+TUNABLE_LINE = re.compile(r"^#define\s+(CW__[A-Z0-9_]+)\s+(\d+)(?:u|ull)?\s*/\*\s*(.*?)\s*\*/\s*$")
+
+
+def read_tunables(root):
+    """(name, value, [unit, why, source]) of each line of src/tunables.h."""
+    out = []
+    for line in (root / TUNABLES).read_text(encoding="utf-8").splitlines():
+        if line.startswith("#define CW__") and not line.startswith("#define CW_TUNABLES_H"):
+            m = TUNABLE_LINE.match(line)
+            if not m:
+                raise SystemExit(f"docs_constants: {TUNABLES}: not 'name value /* unit | why | source */': {line}")
+            parts = [p.strip() for p in m.group(3).split("|")]
+            if len(parts) != 3 or not all(parts):
+                raise SystemExit(f"docs_constants: {TUNABLES}: {m.group(1)}: want 'unit | why | source'")
+            out.append((m.group(1), int(m.group(2)), parts))
+    return out
+
+
+def tunables_table(root):
+    """docs/tunables.md's table, as tests/tree/tunables_md.py writes it."""
+    rows = ["| Name | Value | Unit | Why | Source |", "| --- | --- | --- | --- | --- |"]
+    for name, value, (unit, why, source) in read_tunables(root):
+        rows.append(f"| `{name}` | {value} | {unit} | {why} | {source} |")
+    return "\n".join(rows) + "\n"
+
+
+def check_tunables(root, values, failures):
+    """docs/tunables.md holds src/tunables.h's table as it is, and no other
+    file of src/ defines a tunable's name."""
+    doc = (root / "docs/tunables.md").read_text(encoding="utf-8")
+    if tunables_table(root) not in doc:
+        failures.append("docs/tunables.md: its table is not src/tunables.h's "
+                        "(run tests/tree/docs_constants.py --write-tunables ROOT)")
+    names = {name for name, _, _ in read_tunables(root)}
+    for path in sorted((root / "src").glob("*.[ch]")):
+        if path.name == "tunables.h":
+            continue
+        for m in re.finditer(r"^#define\s+(CW__[A-Z0-9_]+)\b", path.read_text(encoding="utf-8"), re.M):
+            if m.group(1) in names:
+                failures.append(f"src/{path.name}: defines {m.group(1)}, a tunable of src/tunables.h")
+    return len(names)
 
 
 def check_statements(root, values, tables, failures):
@@ -406,7 +447,19 @@ def check_macros(root, values, failures):
     return checked
 
 
+def write_tunables(root):
+    """Rewrite the table of docs/tunables.md (between its markers) from src/tunables.h."""
+    path = root / "docs/tunables.md"
+    doc = path.read_text(encoding="utf-8")
+    begin, end = "<!-- tunables: begin -->\n", "<!-- tunables: end -->"
+    a, b = doc.index(begin) + len(begin), doc.index(end)
+    path.write_text(doc[:a] + tunables_table(root) + doc[b:], encoding="utf-8")
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--write-tunables":
+        return write_tunables(pathlib.Path(sys.argv[2]))
     if len(sys.argv) != 3:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
@@ -419,11 +472,12 @@ def main():
                             f"{want(values)} (first interval, then GROWTH times it, for good)")
     checked = check_statements(root, values, README + MAN + HEADERS + OTHER, failures)
     macros = check_macros(root, values, failures)
+    tunables = check_tunables(root, values, failures)
     for line in failures:
         print(line)
     statements = len(README + MAN + HEADERS + OTHER)
     print(f"docs.constants: {statements} statements ({checked} values) and {macros} "
-          f"CW_NAME (N) mentions checked, {len(failures)} failures")
+          f"CW_NAME (N) mentions and {tunables} tunables checked, {len(failures)} failures")
     return 1 if failures else 0
 
 

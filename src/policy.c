@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/* Layer 6.2: the auto strategy's policy: facts in, a way of waiting out. */
+#include "policy.h"
+
+bool cw__policy_late(const cw__driver_view *d, uint64_t expected_ns) {
+    uint64_t l = d->known && d->lateness_known ? d->lateness_ns : 0;
+    return l >= CW__LATE_FLOOR_NS && l >= expected_ns >> CW__LATE_SHARE_SHIFT;
+}
+
+/* The vote of `trials` of which `asleep` slept: decided once every trial
+ * counted, or once the rest cannot change it; it sleeps where half or more
+ * slept, of the trials made or, before all are, of all there will be.
+ * Read while a trial adds to them, asleep may be ahead of trials: that
+ * counts as no spun trial. */
+bool cw__policy_vote_decided(uint32_t trials, uint32_t asleep) {
+    uint32_t spun = trials > asleep ? trials - asleep : 0;
+    return trials >= CW__VOTE_TRIALS || 2u * asleep >= CW__VOTE_TRIALS ||
+           2u * spun > CW__VOTE_TRIALS;
+}
+
+bool cw__policy_vote_sleeps(uint32_t trials, uint32_t asleep) {
+    return 2u * asleep >= (trials > CW__VOTE_TRIALS ? trials : CW__VOTE_TRIALS);
+}
+
+/*
+ * A vote a trial, not a sum: one costly wait (a third to a half of its wall
+ * time in thread CPU, seen under the pocl7 model) would outweigh the other
+ * trials' sleeps in a sum. A trial shorter than CW__VOTE_MIN_NS tells a
+ * spin from a sleep only where it spun: a sleep's fixed cost is a large
+ * share of it, and a spin preempted on a loaded machine costs no more. One
+ * that spun throughout is a majority alone (a sleeping wait's costliest
+ * trials took a half of their wall time, a spin not preempted nearly all).
+ */
+void cw__policy_vote_of(uint64_t cpu_ns, uint64_t wall_ns, uint32_t *trials, uint32_t *asleep) {
+    *trials = *asleep = 0;
+    if (wall_ns < CW__VOTE_SPUN_MIN_NS)
+        return;
+    if (wall_ns < CW__VOTE_MIN_NS) {
+        if (cpu_ns * CW__VOTE_SPUN_SHARE >= wall_ns)
+            *trials = 1;
+        return;
+    }
+    if (cpu_ns * CW__VOTE_THROUGH_OF >= wall_ns * CW__VOTE_THROUGH) {
+        *trials = CW__VOTE_TRIALS / 2u + 1u;
+        return;
+    }
+    cpu_ns = cpu_ns > CW__VOTE_FIXED_NS ? cpu_ns - CW__VOTE_FIXED_NS : 0;
+    *trials = 1;
+    *asleep = cpu_ns * CW__VOTE_CPU_SHARE < wall_ns;
+}
+
+static const struct {
+    uint32_t trials, tickets;
+    uint64_t least_ns;
+} classes[CW__CLASSES] = {
+    [CW__CLASS_NEAR] = {CW__CLASS_TRIALS, CW__CLASS_TICKETS, CW__VOTE_MIN_NS},
+    [CW__CLASS_FAR] = {CW__CLASS_FAR_TRIALS, CW__CLASS_FAR_TICKETS, CW__CLASS_FAR_NS / 2u},
+    [CW__CLASS_SHORT] = {CW__CLASS_TRIALS, CW__CLASS_TICKETS, CW__CLASS_SHORT_MIN_NS},
+};
+
+unsigned cw__policy_class_of(uint64_t expected_ns) {
+    if (expected_ns >= CW__CLASS_FAR_NS)
+        return CW__CLASS_FAR;
+    return expected_ns >= CW__VOTE_MIN_NS ? CW__CLASS_NEAR : CW__CLASS_SHORT;
+}
+
+uint32_t cw__policy_class_trials(unsigned cls) {
+    return classes[cls].trials;
+}
+
+uint32_t cw__policy_class_tickets(unsigned cls) {
+    return classes[cls].tickets;
+}
+
+uint64_t cw__policy_class_least_ns(unsigned cls) {
+    return classes[cls].least_ns;
+}
+
+bool cw__policy_class_decided(const cw__class_view *v, unsigned cls) {
+    return (v->n[true] >= classes[cls].trials && v->n[false] >= classes[cls].trials) ||
+           v->tickets >= classes[cls].tickets;
+}
+
+/* One wait in a few is dearer by a multiple (a preemption, an interrupt, a
+ * page fault on a cold line), and with 4 or 8 trials one such sample would
+ * decide for either way; what the two ways differ by is in every wait. */
+void cw__policy_class_cost(const cw__class_view *v, bool driver, uint64_t *sum, uint64_t *n) {
+    *sum = v->sum_ns[driver];
+    *n = v->n[driver];
+    uint64_t max = v->max_ns[driver];
+    if (*n >= 2 && max && max <= *sum) {
+        *sum -= max;
+        --*n;
+    }
+}
+
+/* Cross products of sums and counts, which cannot overflow: a count is at
+ * most its tickets plus racers, a sum of thread CPU time far under 2^52 ns;
+ * a seeded one is under 2^16 and 2^40 ns (learned.c). */
+bool cw__policy_class_driver_won(const cw__class_view *v) {
+    uint64_t drv, drv_n, cb, cb_n;
+    cw__policy_class_cost(v, true, &drv, &drv_n);
+    cw__policy_class_cost(v, false, &cb, &cb_n);
+    if (!drv_n || !cb_n)
+        return false;
+    return drv * cb_n * 8u <= cb * drv_n * CW__CLASS_DRIVER_EDGE;
+}
+
+/*
+ * The two ways interleave, so that drift on the machine (load, clock
+ * speed) meets both alike, in Thue-Morse order (the driver wait where the
+ * ticket has an even number of bits set: driver, callback, callback,
+ * driver, ...), not in turns: a program's waits may themselves take turns
+ * (clpeak finishes after a warm-up launch, then after the timed ones), and
+ * trials in turns would give one way every long wait and the other every
+ * short one. A way with its trials counted leaves the rest to the other.
+ */
+bool cw__policy_trial_driver(const cw__class_view *v, unsigned cls, uint32_t ticket, bool *trial) {
+    *trial = ticket < classes[cls].tickets;
+    if (!*trial)
+        return cw__policy_class_driver_won(v);
+    if (v->n[true] >= classes[cls].trials)
+        return false;
+    if (v->n[false] >= classes[cls].trials)
+        return true;
+    return !__builtin_parity(ticket);
+}
+
+/* The class's way where it needs no ticket: true with *driver set where
+ * its parked waits are the callback wait for now, or decided. A platform
+ * whose callbacks are late at all (the floor) is judged by the late rules;
+ * its long waits, for which the lateness is small, keep the callback. No
+ * trial before the lateness is known, or before a grace after the probe:
+ * until then a late platform would pass for a timely one. */
+bool cw__policy_class_known(const cw__facts *f, unsigned cls, bool *driver) {
+    const cw__driver_view *d = &f->driver;
+    *driver = false;
+    if (!d->known || cw__policy_late(d, 0))
+        return true;
+    if (!d->lateness_known && (!d->probed_ns || f->now_ns < d->probed_ns ||
+                               f->now_ns - d->probed_ns < CW__LATE_PROBE_GRACE_NS))
+        return true;
+    if (!cw__policy_class_decided(&d->cls[cls], cls))
+        return false;
+    *driver = cw__policy_class_driver_won(&d->cls[cls]);
+    return true;
+}
+
+static uint64_t spin_for(uint64_t expected_ns) {
+    return expected_ns + (expected_ns >> CW__SPIN_MARGIN_SHIFT);
+}
+
+bool cw__policy_needs_spare(const cw__facts *f) {
+    if (cw__policy_late(&f->driver, f->expected_ns))
+        return f->latency;
+    if (f->latency)
+        return true;
+    return f->expected_ns && f->expected_ns <= f->spin_cap_ns;
+}
+
+/* A parked wait reads the status half way through its expected wait now
+ * and then (every wait until the lateness is known): a command found done
+ * there before its callback shows callbacks late, and measures by how
+ * much. Longer waits see a lateness that matters to them through their
+ * checks. */
+static uint64_t peek_of(const cw__facts *f, uint64_t plan_ns) {
+    if (!plan_ns || plan_ns > CW__PEEK_MAX_NS || !f->driver.known)
+        return 0;
+    if (f->driver.lateness_known && f->turn % CW__PEEK_EVERY != 0)
+        return 0;
+    return plan_ns / 2u;
+}
+
+/* The latency preference's poll spacing around the expected end: a
+ * command that ends about when expected (a queue's earlier commands tell
+ * its end to within a fraction of a percent on a GPU) is seen within
+ * E >> CW__LATE_FINE_SHIFT of it (at least CW__LATE_FINE_LEAST_NS, a
+ * wake-up's cost), or within a microsecond or two polling on a spare
+ * CPU. */
+static uint64_t fine_of(const cw__facts *f, uint64_t plan_ns) {
+    if (!plan_ns)
+        return 0;
+    if (f->spare_cpu)
+        return 1000u;
+    uint64_t fine = plan_ns >> CW__LATE_FINE_SHIFT;
+    return fine > CW__LATE_FINE_LEAST_NS ? fine : CW__LATE_FINE_LEAST_NS;
+}
+
+/* Callbacks late for this wait: the driver's wait where it sleeps (no
+ * poll costs less, and a late callback cannot end it late), a vote on
+ * whether it sleeps while one is open, else polls planned with the end
+ * the queue's polls told. A caller's parker, and one wait in
+ * CW__LATE_SAMPLE_EVERY, poll with the callback registered: the one so
+ * that the runtime gets its thread back through its parker, the other so
+ * that the lateness stays measured. */
+static void choose_late(const cw__facts *f, cw__choice *c) {
+    const cw__driver_view *d = &f->driver;
+    /* With the latency preference and a spare CPU, polls at microseconds
+     * near the end beat a sleeping driver wait's wake-up. */
+    if (f->driver_wait_allowed && !(f->latency && f->spare_cpu)) {
+        if (cw__policy_vote_decided(d->vote_trials, d->vote_asleep) &&
+            cw__policy_vote_sleeps(d->vote_trials, d->vote_asleep)) {
+            c->way = CW__WAY_DRIVER;
+            c->settled = true;
+            c->why = "late callbacks; the driver's wait sleeps";
+            return;
+        }
+        if (f->expected_ns && f->expected_ns <= CW__VOTE_TRIAL_MAX_NS &&
+            !cw__policy_vote_decided(d->vote_trials, d->vote_asleep)) {
+            c->way = CW__WAY_DRIVER;
+            c->trial = CW__TRIAL_VOTE;
+            c->why = "late callbacks; a vote: does the driver's wait sleep?";
+            return;
+        }
+    }
+    c->plan_ns = f->end_ns ? f->end_ns : f->expected_ns;
+    if (f->latency)
+        c->fine_ns = fine_of(f, c->plan_ns);
+    if (f->callers_parker || f->turn % CW__LATE_SAMPLE_EVERY == 0) {
+        c->way = CW__WAY_POLL_STEPS;
+        c->why = "late callbacks; polls with the callback registered";
+        return;
+    }
+    /* Polls through the longer of 16 x the lateness and twice the plan: a
+     * wait that lasts longer (a long kernel's first launch, planned with a
+     * short estimate) has outgrown the lateness, and parks on the callback,
+     * which then ends it no later than a poll would. */
+    uint64_t poll_for = d->lateness_ns << CW__LATE_POLL_SHIFT;
+    c->poll_for_ns = poll_for > 2u * c->plan_ns ? poll_for : 2u * c->plan_ns;
+    c->way = CW__WAY_SLEEP_POLL;
+    c->why = "late callbacks; sleep toward the end, then poll";
+}
+
+void cw__policy_choose(const cw__facts *f, cw__choice *c) {
+    *c = (cw__choice){.way = CW__WAY_PARK, .plan_ns = f->expected_ns};
+    if (cw__policy_late(&f->driver, f->expected_ns)) {
+        choose_late(f, c);
+        return;
+    }
+    /* Spinning pays only where the thread that signals has a CPU of its
+     * own, and only for about as long as the wait is expected to last. With
+     * the latency preference it is worth any expected length (the first
+     * wait, of unknown length, spins up to a bound). */
+    uint64_t spin = 0;
+    if (f->spare_cpu && f->latency)
+        spin = f->expected_ns ? spin_for(f->expected_ns) : CW__LATENCY_SPIN_MAX_NS;
+    else if (f->spare_cpu && f->expected_ns && f->expected_ns <= f->spin_cap_ns)
+        spin = spin_for(f->expected_ns);
+    if (spin) {
+        c->way = CW__WAY_SPIN_PARK;
+        c->spin_ns = spin;
+        c->peek_after_spin = true;
+        c->why = f->latency ? "latency preferred; a CPU is spare: spin"
+                            : "a CPU is spare; spin about the expected wait";
+        return;
+    }
+    c->peek_ns = peek_of(f, f->expected_ns);
+    if (!f->expected_ns || !f->driver_wait_allowed) {
+        c->why = f->expected_ns ? "park on the callback (the driver's wait is not allowed)"
+                                : "park on the callback (no expected wait yet)";
+        return;
+    }
+    /* Parks at once: the callback wait or the driver's, whichever the
+     * class's trials found cheaper for the waiting thread. */
+    c->cls = cw__policy_class_of(f->expected_ns);
+    bool driver;
+    if (!cw__policy_class_known(f, c->cls, &driver)) {
+        c->trial = CW__TRIAL_CLASS;
+        c->why = "parks at once; a trial of its class";
+        return;
+    }
+    if (driver) {
+        c->way = CW__WAY_DRIVER;
+        c->settled = true;
+        c->peek_ns = 0;
+        c->why = "parks at once; its class found the driver's wait cheaper";
+        return;
+    }
+    c->why = "parks at once; the callback wait";
+}
