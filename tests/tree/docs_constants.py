@@ -79,6 +79,9 @@ MAN = [
     ("docs/man/cw_wait.3", "when they come at least {n} and at least E/{n} after the command",
      "CW__LATE_FLOOR_NS late_share"),
     ("docs/man/cw_wait.3", "up to {n} of spinning on a status", "CW__PROBE_SPIN_NS"),
+    ("docs/man/cw_wait.3", "(for a wait of unknown length, up to {n})", "CW__LATENCY_SPIN_MAX_NS"),
+    ("docs/man/cw_wait.3", "no more than 1/{n} of the expected wait apart (at least {n})",
+     "late_fine_share CW__LATE_FINE_LEAST_NS"),
     ("docs/man/cw_stats_get.3", "come late, {n} or more after their command", "CW__LATE_FLOOR_NS"),
     ("docs/man/cw_stats_get.3", "expected to last less than {n} times that", "late_share"),
     ("docs/man/cw_notifier_create.3", "after {n} the expected wait of the event's queue when that is"
@@ -212,6 +215,7 @@ DERIVED = {
     "late_first_delay_ns": lambda v: v["CW__MICRODELAY_SPIN_NS"] + 1000,
     "late_floor_reach_ns": lambda v: (v["CW__MICRODELAY_SPIN_NS"] + 1000) * 2 ** v["CW__LATE_POLL_SHIFT"],
     "stats_last_bucket_from_us": lambda v: 2 ** (v["CW_STATS_LATENCY_BUCKETS"] - 2),
+    "late_fine_share": lambda v: 2 ** v["CW__LATE_FINE_SHIFT"],
     # A far long-wait trial counts from half the far class's bound on.
     "far_least_ns": lambda v: v["CW__CLASS_FAR_NS"] // 2,
     # Julian years of 365.25 days, rounded down.
