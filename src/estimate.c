@@ -57,13 +57,13 @@ static uint64_t follow(uint64_t old, uint64_t ns) {
 
 /* Up by as much as 4x at once, to `ns` at most: a step over twice the
  * estimate that is taken as the queue's commands grown longer. */
-static uint64_t rise(uint64_t old, uint64_t ns) {
+static uint64_t rise_to(uint64_t old, uint64_t ns) {
     return ns / CW__EST_DROP > old ? CW__EST_DROP * old : ns;
 }
 
 /* From CW__EST_RISE_MIN_NS on (half the default check interval, where the
  * first failed-command check is put by the expected wait), one wait over
- * twice the estimate raises it at once (rise): following a kernel 5x
+ * twice the estimate raises it at once (rise_to): following a kernel 5x
  * longer than the last by a quarter, each of its first few waits woke for
  * a check the estimate put too early. Shorter waits follow by a quarter:
  * there one preempted wait, 2-4x the rest, would turn auto's spin off for
@@ -89,8 +89,8 @@ uint64_t cw__estimate_of(cl_event event) {
 }
 
 /* A few waits follow a change to a longer kernel, one outlier moves it by
- * a quarter (follow); from EST_RISE_MIN_NS on, one wait (rise). */
-void cw__estimate_put(uintptr_t key, uint64_t ns) {
+ * a quarter (follow); from EST_RISE_MIN_NS on, one wait (rise_to). */
+void cw__estimate_put(uintptr_t key, uint64_t ns, bool rise) {
     if (!key)
         return;
     int i = slot_of(key);
@@ -103,7 +103,8 @@ void cw__estimate_put(uintptr_t key, uint64_t ns) {
         return;
     }
     uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
-    uint64_t next = ns >= CW__EST_RISE_MIN_NS && ns / 2u > old ? rise(old, ns) : follow(old, ns);
+    uint64_t next =
+        rise && ns >= CW__EST_RISE_MIN_NS && ns / 2u > old ? rise_to(old, ns) : follow(old, ns);
     atomic_store_explicit(&estimates[i].ns, next, memory_order_relaxed);
 }
 
@@ -128,7 +129,7 @@ uint64_t cw__estimate_end_get(uintptr_t key) {
  * went from 20 ms to 100 ms kernels made twice backoff-poll's polls for
  * its first launches).
  */
-void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns) {
+void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns, bool rise) {
     int i = slot_of(key);
     if (i < 0)
         return;
@@ -138,8 +139,8 @@ void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns) {
     uint64_t next;
     if (!old)
         next = ns;
-    else if (!span_ns && ns / 2u > old)
-        next = rise(old, ns);
+    else if (rise && !span_ns && ns / 2u > old)
+        next = rise_to(old, ns);
     else
         next = follow(old, ns);
     atomic_store_explicit(&estimates[i].end_ns, next ? next : 1, memory_order_relaxed);

@@ -68,7 +68,7 @@ void cw__learn(cl_event event, const cw__plan *p, const cw__choice *ch, bool dri
     uint64_t took = cw_now_ns() - p->start_ns;
     if (settled && took < CW__EST_SETTLED_DONE_NS)
         return;
-    cw__estimate_put(p->queue_key, took);
+    cw__estimate_put(p->queue_key, took, ch->rise);
     if (r->ended_ns)
-        cw__estimate_end_put(p->queue_key, r->ended_ns - p->start_ns, r->ended_span_ns);
+        cw__estimate_end_put(p->queue_key, r->ended_ns - p->start_ns, r->ended_span_ns, ch->rise);
 }

@@ -132,10 +132,16 @@ bool cw__policy_trial_driver(const cw__class_view *v, unsigned cls, uint32_t tic
  * its long waits, for which the lateness is small, keep the callback. No
  * trial before the lateness is known, or before a grace after the probe:
  * until then a late platform would pass for a timely one. */
+static bool late_for(const cw__facts *f, uint64_t expected_ns);
+
+static const unsigned class_off[CW__CLASSES] = {[CW__CLASS_NEAR] = CW__OFF_NEAR,
+                                                [CW__CLASS_FAR] = CW__OFF_FAR,
+                                                [CW__CLASS_SHORT] = CW__OFF_SHORT};
+
 bool cw__policy_class_known(const cw__facts *f, unsigned cls, bool *driver) {
     const cw__driver_view *d = &f->driver;
     *driver = false;
-    if (!d->known || cw__policy_late(d, 0))
+    if (!d->known || (f->off & class_off[cls]) || late_for(f, 0))
         return true;
     if (!d->lateness_known && (!d->probed_ns || f->now_ns < d->probed_ns ||
                                f->now_ns - d->probed_ns < CW__LATE_PROBE_GRACE_NS))
@@ -146,16 +152,21 @@ bool cw__policy_class_known(const cw__facts *f, unsigned cls, bool *driver) {
     return true;
 }
 
+/* Late, unless the ablation switched the late rules off. */
+static bool late_for(const cw__facts *f, uint64_t expected_ns) {
+    return !(f->off & CW__OFF_LATE) && cw__policy_late(&f->driver, expected_ns);
+}
+
 static uint64_t spin_for(uint64_t expected_ns) {
     return expected_ns + (expected_ns >> CW__SPIN_MARGIN_SHIFT);
 }
 
 bool cw__policy_needs_spare(const cw__facts *f) {
-    if (cw__policy_late(&f->driver, f->expected_ns))
+    if (late_for(f, f->expected_ns))
         return f->latency;
     if (f->latency)
         return true;
-    return f->expected_ns && f->expected_ns <= f->spin_cap_ns;
+    return !(f->off & CW__OFF_SPIN) && f->expected_ns && f->expected_ns <= f->spin_cap_ns;
 }
 
 /* A parked wait reads the status half way through its expected wait now
@@ -164,7 +175,7 @@ bool cw__policy_needs_spare(const cw__facts *f) {
  * much. Longer waits see a lateness that matters to them through their
  * checks. */
 static uint64_t peek_of(const cw__facts *f, uint64_t plan_ns) {
-    if (!plan_ns || plan_ns > CW__PEEK_MAX_NS || !f->driver.known)
+    if (!plan_ns || plan_ns > CW__PEEK_MAX_NS || !f->driver.known || (f->off & CW__OFF_PEEK))
         return 0;
     if (f->driver.lateness_known && f->turn % CW__PEEK_EVERY != 0)
         return 0;
@@ -197,7 +208,7 @@ static void choose_late(const cw__facts *f, cw__choice *c) {
     const cw__driver_view *d = &f->driver;
     /* With the latency preference and a spare CPU, polls at microseconds
      * near the end beat a sleeping driver wait's wake-up. */
-    if (f->driver_wait_allowed && !(f->latency && f->spare_cpu)) {
+    if (f->driver_wait_allowed && !(f->latency && f->spare_cpu) && !(f->off & CW__OFF_VOTE)) {
         if (cw__policy_vote_decided(d->vote_trials, d->vote_asleep) &&
             cw__policy_vote_sleeps(d->vote_trials, d->vote_asleep)) {
             c->way = CW__WAY_DRIVER;
@@ -231,9 +242,8 @@ static void choose_late(const cw__facts *f, cw__choice *c) {
     c->why = "late callbacks; sleep toward the end, then poll";
 }
 
-void cw__policy_choose(const cw__facts *f, cw__choice *c) {
-    *c = (cw__choice){.way = CW__WAY_PARK, .plan_ns = f->expected_ns};
-    if (cw__policy_late(&f->driver, f->expected_ns)) {
+static void choose(const cw__facts *f, cw__choice *c) {
+    if (late_for(f, f->expected_ns)) {
         choose_late(f, c);
         return;
     }
@@ -244,7 +254,8 @@ void cw__policy_choose(const cw__facts *f, cw__choice *c) {
     uint64_t spin = 0;
     if (f->spare_cpu && f->latency)
         spin = f->expected_ns ? spin_for(f->expected_ns) : CW__LATENCY_SPIN_MAX_NS;
-    else if (f->spare_cpu && f->expected_ns && f->expected_ns <= f->spin_cap_ns)
+    else if (f->spare_cpu && f->expected_ns && f->expected_ns <= f->spin_cap_ns &&
+             !(f->off & CW__OFF_SPIN))
         spin = spin_for(f->expected_ns);
     if (spin) {
         c->way = CW__WAY_SPIN_PARK;
@@ -277,4 +288,12 @@ void cw__policy_choose(const cw__facts *f, cw__choice *c) {
         return;
     }
     c->why = "parks at once; the callback wait";
+}
+
+void cw__policy_choose(const cw__facts *f, cw__choice *c) {
+    *c = (cw__choice){.way = CW__WAY_PARK, .plan_ns = f->expected_ns};
+    choose(f, c);
+    c->rise = !(f->off & CW__OFF_RISE);
+    if (f->off & CW__OFF_SETTLED)
+        c->settled = false;
 }

@@ -41,6 +41,23 @@ typedef struct cw__driver_view {
     cw__class_view cls[CW__CLASSES];
 } cw__driver_view;
 
+/*
+ * Mechanisms of auto switched off, for the benchmark's ablation only (the
+ * environment variable CW_AUTO_OFF, bench/README.md): each bit makes the
+ * policy decide as if that mechanism were not there.
+ */
+enum {
+    CW__OFF_SPIN = 1u << 0,    /* no spin planned (but with CW_WAIT_LATENCY) */
+    CW__OFF_VOTE = 1u << 1,    /* late platforms: no driver-wait vote, no driver wait */
+    CW__OFF_NEAR = 1u << 2,    /* the near class: no trials, the callback wait */
+    CW__OFF_FAR = 1u << 3,     /* the far class: likewise */
+    CW__OFF_SHORT = 1u << 4,   /* the short class: likewise */
+    CW__OFF_SETTLED = 1u << 5, /* a settled driver wait still takes the first look */
+    CW__OFF_LATE = 1u << 6,    /* callbacks never judged late: no late or hybrid polls */
+    CW__OFF_PEEK = 1u << 7,    /* parked waits never peek */
+    CW__OFF_RISE = 1u << 8,    /* the estimates follow a longer wait by a quarter only */
+};
+
 /* What auto knows when a wait begins. */
 typedef struct cw__facts {
     bool driver_wait_allowed; /* no timeout, no CW_WAIT_NO_FLUSH, no caller's parker */
@@ -52,6 +69,7 @@ typedef struct cw__facts {
     bool spare_cpu;           /* a CPU this thread may spin on (only read where it matters) */
     uint64_t now_ns;          /* when the wait began */
     unsigned turn;            /* this thread's count of auto waits: sampling turns */
+    unsigned off;             /* CW__OFF_* (the benchmark's ablation); 0 */
     cw__driver_view driver;
 } cw__facts;
 
@@ -81,6 +99,7 @@ typedef struct cw__choice {
     uint64_t peek_ns;     /* park: read the status this far into the wait; 0: none */
     uint64_t plan_ns;     /* the expected wait the way plans with */
     uint64_t poll_for_ns; /* CW__WAY_SLEEP_POLL: poll this long, then park on the callback */
+    bool rise;            /* the estimates may rise at once after this wait */
     uint64_t fine_ns;     /* polling ways: no delay longer than this around the expected
                            * end (from an early wake-up to CW__LATE_FINE_WINDOW_SHIFT
                            * past it); 0: the usual steps */

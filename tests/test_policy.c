@@ -430,7 +430,41 @@ static void class_trials_order_and_verdict(void **state) {
     assert_false(cw__policy_class_driver_won(&e));
 }
 
+/* The benchmark's ablation switches: each decides as if its mechanism
+ * were not there. */
+static void switched_off_mechanisms_are_not_used(void **state) {
+    (void)state;
+    cw__choice c;
+    cw__facts spin = {BASE, .expected_ns = 100 * US, .spare_cpu = true, .off = CW__OFF_SPIN};
+    cw__policy_choose(&spin, &c);
+    assert_int_equal(c.way, CW__WAY_PARK);
+    assert_int_equal(c.trial, CW__TRIAL_CLASS);
+    cw__facts near = {BASE, .off = CW__OFF_NEAR};
+    cw__policy_choose(&near, &c);
+    assert_int_equal(c.way, CW__WAY_PARK);
+    assert_int_equal(c.trial, CW__TRIAL_NONE);
+    cw__facts settled = {BASE, .driver = decided(platform(0), CW__CLASS_NEAR, 16, 20),
+                         .off = CW__OFF_SETTLED};
+    cw__policy_choose(&settled, &c);
+    assert_int_equal(c.way, CW__WAY_DRIVER);
+    assert_false(c.settled);
+    cw__facts late = {BASE, .driver = voted(platform(LATE_NS), true), .off = CW__OFF_LATE};
+    cw__policy_choose(&late, &c);
+    assert_int_equal(c.way, CW__WAY_PARK);
+    cw__facts vote = {BASE, .driver = voted(platform(LATE_NS), true), .off = CW__OFF_VOTE};
+    cw__policy_choose(&vote, &c);
+    assert_int_equal(c.way, CW__WAY_SLEEP_POLL);
+    cw__facts peek = {BASE, .driver_wait_allowed = false, .turn = 0, .off = CW__OFF_PEEK};
+    cw__policy_choose(&peek, &c);
+    assert_int_equal(c.peek_ns, 0);
+    assert_true(c.rise);
+    cw__facts rise = {BASE, .off = CW__OFF_RISE};
+    cw__policy_choose(&rise, &c);
+    assert_false(c.rise);
+}
+
 static const struct CMUnitTest policy_tests[] = {
+    cmocka_unit_test(switched_off_mechanisms_are_not_used),
     cmocka_unit_test(rules_hold),
     cmocka_unit_test(spare_cpu_is_read_only_where_it_matters),
     cmocka_unit_test(one_timed_driver_wait_votes_by_its_share),
