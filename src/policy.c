@@ -182,16 +182,16 @@ static uint64_t peek_of(const cw__facts *f, uint64_t plan_ns) {
     return plan_ns / 2u;
 }
 
-/* The latency preference's poll spacing around the expected end: a
- * command that ends about when expected (a queue's earlier commands tell
- * its end to within a fraction of a percent on a GPU) is seen within
+/* A late wait's poll spacing around the expected end: a command that
+ * ends about when expected (a queue's earlier commands tell its end to
+ * within a fraction of a percent on a GPU) is seen within
  * E >> CW__LATE_FINE_SHIFT of it (at least CW__LATE_FINE_LEAST_NS, a
- * wake-up's cost), or within a microsecond or two polling on a spare
- * CPU. */
+ * wake-up's cost), a few polls a wait; with the latency preference and a
+ * spare CPU, within a microsecond or two. */
 static uint64_t fine_of(const cw__facts *f, uint64_t plan_ns) {
     if (!plan_ns)
         return 0;
-    if (f->spare_cpu)
+    if (f->latency && f->spare_cpu)
         return 1000u;
     uint64_t fine = plan_ns >> CW__LATE_FINE_SHIFT;
     return fine > CW__LATE_FINE_LEAST_NS ? fine : CW__LATE_FINE_LEAST_NS;
@@ -225,8 +225,7 @@ static void choose_late(const cw__facts *f, cw__choice *c) {
         }
     }
     c->plan_ns = f->end_ns ? f->end_ns : f->expected_ns;
-    if (f->latency)
-        c->fine_ns = fine_of(f, c->plan_ns);
+    c->fine_ns = fine_of(f, c->plan_ns);
     if (f->callers_parker || f->turn % CW__LATE_SAMPLE_EVERY == 0) {
         c->way = CW__WAY_POLL_STEPS;
         c->why = "late callbacks; polls with the callback registered";

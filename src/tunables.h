@@ -20,7 +20,7 @@
 
 /* Late callbacks (policy.c: cw__policy_late). */
 #define CW__LATE_FLOOR_NS 50000u /* ns | callbacks later than this cost more than polling would | bench: PoCL's come within a few us, the nvidia model's 20 ms */
-#define CW__LATE_SHARE_SHIFT 5u /* shift | late also needs lateness >= E >> this (1/32 of the expected wait E): waiting for it would add over 3% | design */
+#define CW__LATE_SHARE_SHIFT 8u /* shift | late also needs lateness >= E >> this (1/256 of the expected wait E): waiting for it would add over 0.4%, and the goal is 0.5% | bench: goal b, nvidia 1 s commands */
 #define CW__LATE_PROBE_GRACE_NS 1000000000u /* ns | trials start only once lateness was measured or this long after the probe, whose callback a late driver has delivered by then | design */
 #define CW__LATE_MEASURE_STALE_NS 1000000000u /* ns | a lateness measurement whose callback never came stops blocking new ones after this | design */
 #define CW__LATE_POLL_SHIFT 4u /* shift | a late wait polls for at least lateness << this, and past the expected end each poll's delay is at most the time waited >> this | design: polls finer than the lateness */
@@ -28,9 +28,9 @@
 #define CW__LATE_SAMPLE_EVERY 256u /* waits | one late wait in this many registers its callback, so lateness stays measured | design */
 #define CW__LATE_EARLY_SHIFT 4u /* shift | the hybrid wakes expected >> this before the expected end | design */
 #define CW__LATE_LEAST_SHIFT 3u /* shift | a late wait's first sleep may last expected >> this, not only the time waited | bench: nvidia model, 30-40 us of CPU a poll */
-#define CW__LATE_FINE_SHIFT 9u /* shift | with CW_WAIT_LATENCY, polls near the expected end are spaced at most expected >> this | design: 0.2% of the command */
+#define CW__LATE_FINE_SHIFT 9u /* shift | a late wait polls no further apart than expected >> this near the expected end | design: 0.2% of the command, under the 0.5% goal */
 #define CW__LATE_FINE_WINDOW_SHIFT 4u /* shift | the fine spacing lasts until E + E >> this has been waited: it bounds what a wrong estimate costs (about 40 polls, once) | design */
-#define CW__LATE_FINE_LEAST_NS 50000u /* ns | with CW_WAIT_LATENCY, no finer spacing than this near the end (a wake-up costs 20-40 us of CPU) | bench: nvidia model */
+#define CW__LATE_FINE_LEAST_NS 50000u /* ns | no finer spacing than this near the end without CW_WAIT_LATENCY and a spare CPU (a wake-up costs 20-40 us of CPU) | bench: nvidia model */
 
 /* The probe (driver.c). */
 #define CW__PROBE_SPIN_NS 2000000u /* ns | the probe's longest wait to see its marker finished | bench: on PoCL it finished within 0.2 ms */
