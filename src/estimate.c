@@ -27,7 +27,8 @@ static struct {
     _Atomic uintptr_t key;
     _Atomic uint64_t ns;
     _Atomic uint32_t host_units; /* auto: host CPUs the device's work takes, + 1; 0 unknown */
-    _Atomic uint64_t end_ns;     /* auto's hybrid: when commands end; 0 none */
+    _Atomic uint64_t end_ns;     /* auto's late waits: when commands end; 0 none */
+    _Atomic uint64_t end_dev_ns; /* how far a told end lies from end_ns, on average */
 } estimates[EST_SLOTS];
 
 static unsigned est_slot(uintptr_t key) {
@@ -100,6 +101,7 @@ void cw__estimate_put(uintptr_t key, uint64_t ns, bool rise) {
         atomic_store_explicit(&estimates[i].ns, ns, memory_order_relaxed);
         atomic_store_explicit(&estimates[i].host_units, 0, memory_order_relaxed);
         atomic_store_explicit(&estimates[i].end_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&estimates[i].end_dev_ns, 0, memory_order_relaxed);
         return;
     }
     uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
@@ -108,8 +110,9 @@ void cw__estimate_put(uintptr_t key, uint64_t ns, bool rise) {
     atomic_store_explicit(&estimates[i].ns, next, memory_order_relaxed);
 }
 
-uint64_t cw__estimate_end_get(uintptr_t key) {
+uint64_t cw__estimate_end_get(uintptr_t key, uint64_t *dev_ns) {
     int i = slot_of(key);
+    *dev_ns = i < 0 ? 0 : atomic_load_explicit(&estimates[i].end_dev_ns, memory_order_relaxed);
     return i < 0 ? 0 : atomic_load_explicit(&estimates[i].end_ns, memory_order_relaxed);
 }
 
@@ -136,6 +139,17 @@ void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns, bool ris
     uint64_t old = atomic_load_explicit(&estimates[i].end_ns, memory_order_relaxed);
     if (span_ns && old && old + span_ns >= ns && old <= ns)
         return;
+    /* A told end's distance from the estimate (the spread of the ends as
+     * seen from the wait's start: the host's own delays between enqueue
+     * and wait, the device's jitter), followed as the estimate is: late
+     * waits poll finely over about twice it either side of the end. */
+    if (old && !span_ns) {
+        uint64_t dev = atomic_load_explicit(&estimates[i].end_dev_ns, memory_order_relaxed);
+        uint64_t off = ns > old ? ns - old : old - ns;
+        atomic_store_explicit(&estimates[i].end_dev_ns,
+                              dev - (dev >> CW__EST_WEIGHT_SHIFT) + (off >> CW__EST_WEIGHT_SHIFT),
+                              memory_order_relaxed);
+    }
     uint64_t next;
     if (!old)
         next = ns;

@@ -50,9 +50,10 @@ void cw__estimate_put(uintptr_t key, uint64_t ns, bool rise);
  * every strategy's waits, and a callback wait's include the callback's
  * lateness (20 ms on a driver that delivers them so): a hybrid that slept
  * toward that would sleep past the end. 0: none yet (use the wait
- * estimate). The put makes no new slot: it follows cw__estimate_put's.
+ * estimate); *dev_ns: how far told ends lie from it, on average. The put
+ * makes no new slot: it follows cw__estimate_put's.
  */
-uint64_t cw__estimate_end_get(uintptr_t key);
+uint64_t cw__estimate_end_get(uintptr_t key, uint64_t *dev_ns);
 /* A command's end, `ns` into its wait, give or take `span_ns` (0: told
  * within the polls' share). */
 void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns, bool rise);

@@ -197,6 +197,19 @@ static uint64_t fine_of(const cw__facts *f, uint64_t plan_ns) {
     return fine > CW__LATE_FINE_LEAST_NS ? fine : CW__LATE_FINE_LEAST_NS;
 }
 
+/* How early the fine polls begin: twice the told ends' spread, and at
+ * least two fine steps and a wake-up's latency (CW__LATE_FINE_LEAST_NS),
+ * at most 1/16 of the plan (CW__LATE_EARLY_SHIFT). */
+static uint64_t early_of(const cw__facts *f, uint64_t fine_ns, uint64_t plan_ns) {
+    if (!fine_ns)
+        return 0;
+    uint64_t early = 2u * fine_ns > CW__LATE_FINE_LEAST_NS ? 2u * fine_ns : CW__LATE_FINE_LEAST_NS;
+    if (early < 2u * f->end_dev_ns)
+        early = 2u * f->end_dev_ns;
+    uint64_t most = plan_ns >> CW__LATE_EARLY_SHIFT;
+    return early < most ? early : most;
+}
+
 /* Callbacks late for this wait: the driver's wait where it sleeps (no
  * poll costs less, and a late callback cannot end it late), a vote on
  * whether it sleeps while one is open, else polls planned with the end
@@ -226,17 +239,22 @@ static void choose_late(const cw__facts *f, cw__choice *c) {
     }
     c->plan_ns = f->end_ns ? f->end_ns : f->expected_ns;
     c->fine_ns = fine_of(f, c->plan_ns);
+    c->fine_early_ns = early_of(f, c->fine_ns, c->plan_ns);
     if (f->callers_parker || f->turn % CW__LATE_SAMPLE_EVERY == 0) {
         c->way = CW__WAY_POLL_STEPS;
         c->why = "late callbacks; polls with the callback registered";
         return;
     }
-    /* Polls through the longer of 16 x the lateness and twice the plan: a
-     * wait that lasts longer (a long kernel's first launch, planned with a
-     * short estimate) has outgrown the lateness, and parks on the callback,
-     * which then ends it no later than a poll would. */
+    /* Polls through the longer of 16 x the lateness and twice the longer
+     * estimate: a wait that lasts longer (a long kernel's first launch,
+     * planned with a short estimate) has outgrown the lateness, and parks
+     * on the callback, which then ends it no later than a poll would. The
+     * wait estimate counts too: every wait feeds it, while only polls tell
+     * the end, so an end estimate left behind by shorter commands would
+     * otherwise send every longer wait to the callback, and never learn. */
+    uint64_t longer = c->plan_ns > f->expected_ns ? c->plan_ns : f->expected_ns;
     uint64_t poll_for = d->lateness_ns << CW__LATE_POLL_SHIFT;
-    c->poll_for_ns = poll_for > 2u * c->plan_ns ? poll_for : 2u * c->plan_ns;
+    c->poll_for_ns = poll_for > 2u * longer ? poll_for : 2u * longer;
     c->way = CW__WAY_SLEEP_POLL;
     c->why = "late callbacks; sleep toward the end, then poll";
 }

@@ -66,6 +66,7 @@ typedef struct cw__facts {
     uint64_t spin_cap_ns;     /* the longest expected wait worth a spin */
     uint64_t expected_ns;     /* how long the queue's waits take; 0: unknown */
     uint64_t end_ns;          /* when the queue's commands end, told by polls; 0: none */
+    uint64_t end_dev_ns;      /* how far told ends lie from end_ns, on average */
     bool spare_cpu;           /* a CPU this thread may spin on (only read where it matters) */
     uint64_t now_ns;          /* when the wait began */
     unsigned turn;            /* this thread's count of auto waits: sampling turns */
@@ -101,9 +102,10 @@ typedef struct cw__choice {
     uint64_t poll_for_ns; /* CW__WAY_SLEEP_POLL: poll this long, then park on the callback */
     bool rise;            /* the estimates may rise at once after this wait */
     uint64_t fine_ns;     /* polling ways: no delay longer than this around the expected
-                           * end (from an early wake-up to CW__LATE_FINE_WINDOW_SHIFT
+                           * end (from fine_early_ns before it to CW__LATE_FINE_WINDOW_SHIFT
                            * past it); 0: the usual steps */
-    const char *why;      /* the rule, in a few words (tests, --trace) */
+    uint64_t fine_early_ns;
+    const char *why; /* the rule, in a few words (tests, --trace) */
 } cw__choice;
 
 /* Whether callbacks on a platform are late for a wait expected to last

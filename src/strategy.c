@@ -173,18 +173,17 @@ void cw__poll_steps_hybrid(const cw__plan *p, cw__poll_steps *s) {
     s->grow_longest = p->checks.by_expected;
 }
 
-void cw__poll_steps_fine(cw__poll_steps *s, uint64_t fine_ns) {
+void cw__poll_steps_fine(cw__poll_steps *s, uint64_t fine_ns, uint64_t early_ns) {
     if (!fine_ns || !s->expected)
         return;
     s->fine = fine_ns;
     s->fine_until = s->expected + (s->expected >> CW__LATE_FINE_WINDOW_SHIFT);
-    /* Wake early enough that the sleep's own overshoot (a wake-up's
-     * latency) does not outrun the end: the fine polls begin there. */
-    uint64_t margin = 2u * fine_ns > CW__LATE_FINE_LEAST_NS ? 2u * fine_ns : CW__LATE_FINE_LEAST_NS;
-    uint64_t most = s->expected >> CW__LATE_EARLY_SHIFT;
-    margin = margin < most ? margin : most;
-    if (s->early < margin)
-        s->early = margin;
+    /* The fine polls begin where the sleep toward the end wakes: early
+     * enough that the ends' spread and the sleep's own overshoot do not
+     * outrun it, and at the fine step at once, not doubling from 1 us. */
+    if (s->early < early_ns)
+        s->early = early_ns;
+    s->step = fine_ns;
     if (s->shortest > fine_ns)
         s->shortest = fine_ns;
 }

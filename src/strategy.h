@@ -169,9 +169,9 @@ uint64_t cw__poll_steps_next(cw__poll_steps *s, uint64_t now, uint64_t deadline)
  */
 void cw__poll_steps_hybrid(const cw__plan *p, cw__poll_steps *s);
 
-/* With the latency preference: no delay longer than `fine_ns` from the
- * expected end's approach until CW__LATE_FINE_WINDOW_SHIFT past it (0:
- * nothing changes). */
-void cw__poll_steps_fine(cw__poll_steps *s, uint64_t fine_ns);
+/* No delay longer than `fine_ns` from `early_ns` before the expected end
+ * until CW__LATE_FINE_WINDOW_SHIFT past it, the first of them that long
+ * (0: nothing changes). */
+void cw__poll_steps_fine(cw__poll_steps *s, uint64_t fine_ns, uint64_t early_ns);
 
 #endif

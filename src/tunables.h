@@ -28,7 +28,7 @@
 #define CW__LATE_SAMPLE_EVERY 256u /* waits | one late wait in this many registers its callback, so lateness stays measured | design */
 #define CW__LATE_EARLY_SHIFT 4u /* shift | the hybrid wakes expected >> this before the expected end | design */
 #define CW__LATE_LEAST_SHIFT 3u /* shift | a late wait's first sleep may last expected >> this, not only the time waited | bench: nvidia model, 30-40 us of CPU a poll */
-#define CW__LATE_FINE_SHIFT 9u /* shift | a late wait polls no further apart than expected >> this near the expected end | design: 0.2% of the command, under the 0.5% goal */
+#define CW__LATE_FINE_SHIFT 8u /* shift | a late wait polls no further apart than expected >> this near the expected end | bench: 0.4% of the command, under the 0.5% goal at half the polls of 1/512 (nvidia model, 100 ms) */
 #define CW__LATE_FINE_WINDOW_SHIFT 4u /* shift | the fine spacing lasts until E + E >> this has been waited: it bounds what a wrong estimate costs (about 40 polls, once) | design */
 #define CW__LATE_FINE_LEAST_NS 50000u /* ns | no finer spacing than this near the end without CW_WAIT_LATENCY and a spare CPU (a wake-up costs 20-40 us of CPU) | bench: nvidia model */
 

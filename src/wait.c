@@ -63,7 +63,7 @@ static void facts_of(const cw__plan *p, cw__facts *f) {
     f->latency = (p->flags & CW_WAIT_LATENCY) != 0;
     f->spin_cap_ns = p->spin_cap_ns;
     f->expected_ns = p->expected_ns;
-    f->end_ns = cw__estimate_end_get(p->queue_key);
+    f->end_ns = cw__estimate_end_get(p->queue_key, &f->end_dev_ns);
     f->now_ns = p->start_ns ? p->start_ns : cw_now_ns();
     f->turn = auto_turn;
     f->off = auto_off;

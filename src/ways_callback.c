@@ -209,7 +209,7 @@ cw__poll_steps cw__late_steps(const cw__plan *p, const cw__choice *ch, bool wake
     cw__poll_steps s = cw__poll_steps_of(p, early, CW__LATE_POLL_SHIFT);
     s.expected = ch->plan_ns;
     cw__poll_steps_hybrid(p, &s);
-    cw__poll_steps_fine(&s, ch->fine_ns);
+    cw__poll_steps_fine(&s, ch->fine_ns, ch->fine_early_ns);
     return s;
 }
 
