@@ -94,4 +94,10 @@ static inline struct timespec cw__timespec(uint64_t ns) {
     return ts;
 }
 
+/* A moving average: `old` moved 1/2^shift of the way toward the sample
+ * `ns` (the estimates and the learned lateness all move so). */
+static inline uint64_t cw__moving(uint64_t old, uint64_t ns, unsigned shift) {
+    return old - (old >> shift) + (ns >> shift);
+}
+
 #endif

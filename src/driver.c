@@ -1,51 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Layer 6.0: what is learned of each platform: the probe, callback lateness, the trials' counts. */
-#ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
-#define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue, for 1.2 drivers too */
-#endif
+/* Layer 6.0: what is learned of each platform: callback lateness, the trials' counts (the probe:
+ * probe.c). */
 #include "driver.h"
 #include "base.h"
+#include "driver_record.h"
 #include "platform.h"
 #include "stats_internal.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
-
-/* The probe's longest wait reading its second marker's status, waiting to
- * see it finished (a marker gated on a user event that was just set does no
- * work: on PoCL it finished within 0.2 ms when tried). */
-
-enum { PROBE_NONE, PROBE_CLAIMED, PROBE_DONE };
-
-struct cw__driver {
-    _Atomic(cl_platform_id) platform; /* the key; NULL: free */
-    _Atomic int probe;                /* PROBE_* */
-    _Atomic bool fire;                /* a failed command's callback was seen */
-    _Atomic bool failed_seen;         /* the probe saw its gated marker fail */
-    _Atomic bool failed_called;       /* that marker's callback ran */
-    _Atomic uint64_t lateness_ns;     /* moving estimate; valid once samples > 0 */
-    _Atomic uint64_t samples;
-    _Atomic uint64_t done_ns; /* the probe: when its second marker was seen finished; 0 not yet */
-    _Atomic uint64_t cb_ns;   /* the probe: when that marker's callback ran; 0 not yet */
-    _Atomic uint64_t measuring_ns; /* when the outstanding lateness measurement began; 0 none */
-    _Atomic uint64_t probed_ns;    /* when the probe was claimed; 0 not yet */
-    _Atomic uint32_t vote_trials;  /* the driver-wait vote (policy.h) */
-    _Atomic uint32_t vote_asleep;  /* of them, those that slept */
-    /* Parked waits on a platform whose callbacks are not late, per class
-     * (policy.h): the tickets handed out, then per way, way[true] the
-     * driver's wait and way[false] the callback wait: counted trials, the
-     * sum of their thread CPU time and the largest of them (0 where none
-     * is known: a seeded record). */
-    struct {
-        _Atomic uint32_t tickets;
-        struct {
-            _Atomic uint32_t n;
-            _Atomic uint64_t cpu_ns, max_ns;
-        } way[2];
-    } cls[CW__CLASSES];
-};
 
 static cw__driver drivers[CW__DRIVER_SLOTS];
 
@@ -166,7 +129,7 @@ void cw__driver_lateness_sample(cw__driver *d, uint64_t ns) {
     cw__stat_add(CW__STAT_LATENESS_SAMPLES, 1);
     uint64_t n = atomic_fetch_add_explicit(&d->samples, 1, memory_order_relaxed);
     uint64_t old = atomic_load_explicit(&d->lateness_ns, memory_order_relaxed);
-    uint64_t next = n == 0 ? ns : old - old / 4u + ns / 4u;
+    uint64_t next = n == 0 ? ns : cw__moving(old, ns, CW__EST_WEIGHT_SHIFT);
     atomic_store_explicit(&d->lateness_ns, next, memory_order_relaxed);
     atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
 }
@@ -207,175 +170,6 @@ void cw__driver_measure_cancel(cw__driver *d) {
         atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
 }
 
-/*
- * The probe's callbacks. They make no OpenCL call: rusticl runs an event's
- * callbacks holding that event's lock, so even reading the status here could
- * deadlock; the status argument says what is needed. `data` is a record of
- * the static array, valid for good.
- */
-static void CL_CALLBACK probe_failed_fired(cl_event event, cl_int status, void *data) {
-    (void)event;
-    cw__driver *d = data;
-    /* A negative status proves the point by itself. PoCL 7 calls a failed
-     * command's callback with CL_COMPLETE as the status, which a driver
-     * that ran the marker in spite of its failed gate would pass too: then
-     * only the marker's status, seen negative by the prober, proves it.
-     * Sequentially consistent: of this store and the prober's, the later
-     * side sees the other's (fire_if_both). */
-    atomic_store(&d->failed_called, true);
-    if (status < 0 || atomic_load(&d->failed_seen))
-        atomic_store_explicit(&d->fire, true, memory_order_relaxed);
-}
-
-static void CL_CALLBACK probe_timely_fired(cl_event event, cl_int status, void *data) {
-    (void)event;
-    (void)status;
-    cw__driver *d = data;
-    uint64_t now = cw_now_ns();
-    atomic_store_explicit(&d->cb_ns, now, memory_order_relaxed);
-    /* The prober saw the marker finished at done_ns; or has not yet, and
-     * then the callback came first and is not late, unless the prober gave
-     * up seeing it finished (then nothing is known). */
-    uint64_t done = atomic_load_explicit(&d->done_ns, memory_order_relaxed);
-    if (done || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE)
-        cw__driver_lateness_sample(d, done && now > done ? now - done : 0);
-}
-
-static cl_command_queue probe_queue(cl_context ctx, cl_event event) {
-    cl_command_queue q = NULL;
-    cl_device_id dev = NULL;
-    cl_device_id devs[16];
-    size_t size = 0;
-    if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS || !q ||
-        clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS) {
-        dev = NULL;
-        if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof devs, devs, &size) == CL_SUCCESS &&
-            size >= sizeof devs[0])
-            dev = devs[0];
-    }
-    if (!dev)
-        return NULL;
-    cl_int err;
-    /* clCreateCommandQueue is 1.x's name; CL_TARGET_OPENCL_VERSION=120 has
-     * it undeprecated, and every 2.x and 3.0 driver still exports it. */
-    q = clCreateCommandQueue(ctx, dev, 0, &err);
-    return err == CL_SUCCESS ? q : NULL;
-}
-
-/*
- * What the probe tests, and why that is enough. The question is whether a
- * *command* that fails fires its CL_COMPLETE callback. A user event set to
- * a negative status is not the question: PoCL 3.1 and rusticl (tried) fire
- * neither a user event's callback nor a command's, but a driver may treat
- * user events apart. So the probe fails a command: a marker whose wait list
- * holds a user event set to a negative status fails with it (OpenCL 1.2
- * 5.10: a command whose wait list has a failed event does not run and gets
- * a negative status). That is the one failure the host can cause on any
- * driver, and the one it meets most (a failed command makes its dependents
- * fail this way); PoCL delivers every failed event's callbacks through one
- * path (pocl_update_event_failed, which PoCL 7 made fire CL_COMPLETE), so
- * a driver that fires here fires for any failed command. The callback
- * counts when it reports a negative status, or when the prober saw the
- * marker's status negative (PoCL 7 passes CL_COMPLETE to it); a probe that
- * did not see the marker fail within its spin learns nothing from a
- * callback with CL_COMPLETE, and the checks stay on. The marker goes
- * on a queue of cw's own, never the program's: on PoCL a failed command in
- * an in-order queue makes every later command in it fail too (tried).
- *
- * The second marker, gated on a user event set complete, does no work; the
- * time from seeing it finished to its callback is how late the driver
- * delivers callbacks.
- */
-void cw__driver_probe(cw__driver *d, cl_event event) {
-    int none = PROBE_NONE;
-    if (!d || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_NONE ||
-        !atomic_compare_exchange_strong_explicit(&d->probe, &none, PROBE_CLAIMED,
-                                                 memory_order_relaxed, memory_order_relaxed))
-        return;
-    uint64_t claimed = cw_now_ns();
-    atomic_store_explicit(&d->probed_ns, claimed ? claimed : 1, memory_order_relaxed);
-    cl_context ctx = NULL;
-    cl_int err;
-    if (clGetEventInfo(event, CL_EVENT_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS || !ctx)
-        goto out;
-    /* Two queues: in an in-order queue the failing marker would make every
-     * command after it fail too, and PoCL 3.1 asserted on releasing a
-     * command its failed successor still pointed at. */
-    cl_command_queue q = probe_queue(ctx, event);
-    cl_command_queue q2 = q ? probe_queue(ctx, event) : NULL;
-    if (!q2) {
-        if (q)
-            clReleaseCommandQueue(q);
-        goto out;
-    }
-    cl_event gate_fail = clCreateUserEvent(ctx, &err);
-    cl_event gate_ok = err == CL_SUCCESS ? clCreateUserEvent(ctx, &err) : NULL;
-    cl_event failing = NULL, timely = NULL;
-    if (err == CL_SUCCESS)
-        err = clEnqueueMarkerWithWaitList(q, 1, &gate_fail, &failing);
-    if (err == CL_SUCCESS)
-        err = clEnqueueMarkerWithWaitList(q2, 1, &gate_ok, &timely);
-    /* Only the callback (probe_failed_fired) sets `fire`: where it could
-     * not be registered, failed commands are taken to fire none, the safe
-     * answer (the checks stay on). */
-    if (err == CL_SUCCESS)
-        (void)clSetEventCallback(failing, CL_COMPLETE, probe_failed_fired, d);
-    bool timely_cb = err == CL_SUCCESS &&
-                     clSetEventCallback(timely, CL_COMPLETE, probe_timely_fired, d) == CL_SUCCESS;
-    if (gate_fail)
-        clSetUserEventStatus(gate_fail, -1);
-    if (gate_ok)
-        clSetUserEventStatus(gate_ok, CL_COMPLETE);
-    /* Releasing a queue flushes it (rusticl submits nothing before a
-     * flush); the driver keeps it until its commands are done. */
-    clReleaseCommandQueue(q);
-    clReleaseCommandQueue(q2);
-    uint64_t start = cw_now_ns(), now = start;
-    bool timely_done = !timely_cb, failing_done = !failing;
-    while (!(timely_done && failing_done) && now - start < CW__PROBE_SPIN_NS) {
-        cl_int st;
-        if (!timely_done &&
-            clGetEventInfo(timely, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
-                CL_SUCCESS &&
-            st <= CL_COMPLETE) {
-            timely_done = true;
-            uint64_t zero = 0;
-            atomic_compare_exchange_strong_explicit(&d->done_ns, &zero, cw_now_ns(),
-                                                    memory_order_relaxed, memory_order_relaxed);
-        }
-        if (!failing_done &&
-            clGetEventInfo(failing, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
-                CL_SUCCESS &&
-            st <= CL_COMPLETE) {
-            failing_done = true;
-            if (st < 0) {
-                atomic_store(&d->failed_seen, true);
-                if (atomic_load(&d->failed_called))
-                    atomic_store_explicit(&d->fire, true, memory_order_relaxed);
-            }
-        }
-        /* A yield, not a pause: on one CPU the driver's worker that runs
-         * the markers needs this CPU, and a spin would keep it off for the
-         * whole budget (the probe then learns no lateness, and auto peeks
-         * at every wait for one). */
-        sched_yield();
-        now = cw_now_ns();
-    }
-    if (failing)
-        clReleaseEvent(failing);
-    if (timely)
-        clReleaseEvent(timely);
-    if (gate_fail)
-        clReleaseEvent(gate_fail);
-    if (gate_ok)
-        clReleaseEvent(gate_ok);
-out:
-    atomic_store_explicit(&d->probe, PROBE_DONE, memory_order_relaxed);
-}
-
-/* The learned record for keeping (learned.c), from the view: each way's
- * sum as its cost (cw__policy_class_cost) times its count, so that a
- * seeded record (no largest known) decides as this one does. */
 void cw__driver_learned_get(const cw__driver *d, cw__driver_learned *out) {
     *out = (cw__driver_learned){0};
     if (!d)

@@ -53,7 +53,7 @@ static int slot_of(uintptr_t key) {
 static uint64_t follow(uint64_t old, uint64_t ns) {
     if (ns < old / 2)
         return ns > old / CW__EST_DROP ? ns : old / CW__EST_DROP;
-    return old - (old >> CW__EST_WEIGHT_SHIFT) + (ns >> CW__EST_WEIGHT_SHIFT);
+    return cw__moving(old, ns, CW__EST_WEIGHT_SHIFT);
 }
 
 /* Up by as much as 4x at once, to `ns` at most: a step over twice the
@@ -146,8 +146,7 @@ void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns, bool ris
     if (old && !span_ns) {
         uint64_t dev = atomic_load_explicit(&estimates[i].end_dev_ns, memory_order_relaxed);
         uint64_t off = ns > old ? ns - old : old - ns;
-        atomic_store_explicit(&estimates[i].end_dev_ns,
-                              dev - (dev >> CW__EST_WEIGHT_SHIFT) + (off >> CW__EST_WEIGHT_SHIFT),
+        atomic_store_explicit(&estimates[i].end_dev_ns, cw__moving(dev, off, CW__EST_WEIGHT_SHIFT),
                               memory_order_relaxed);
     }
     uint64_t next;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Layer 6.3, beside cw_wait: completions that signal an event loop's file descriptor. */
-#include "completion.h"
-#include "cw/notify.h"
+#include "notify_internal.h"
 #include "driver.h"
 #include "estimate.h"
 #include "stats_internal.h"
@@ -20,62 +19,6 @@
 #include <unistd.h>
 
 /*
- * One watch per awaited event, the watcher of its completion: the signal
- * (the event's callback, or the notifier's own status check) wakes it by
- * pushing it onto the notifier's ready list and making the eventfd
- * readable. The memory of a watch is freed only by drain, cancel's drain,
- * or destroy, and always after cw__completion_release, which
- * - disarms the completion when no signal claimed it, so that a callback
- *   arriving later, or never, finds a stale token and touches only the
- *   pool's ticket word, never this watch;
- * - otherwise waits until the signaller's wake returned, so that the push
- *   and the eventfd write below never touch freed memory.
- * Drain never makes that wait: the eventfd write wakes the loop's thread,
- * which may preempt the signaller on its CPU before its wake returns, and
- * waiting for it there (spinning, then yielding the CPU to whatever else is
- * runnable) cost the loop whole scheduler slices, milliseconds, on a busy
- * machine. A watch whose signaller is not done yet (cw__completion_settled)
- * lingers instead, off every list but `lingering`, and the next drain, or
- * destroy, frees it. Its result is delivered at once all the same.
- *
- * No OpenCL call is made with the notifier's mutex held (docs/design.md,
- * "Locks and OpenCL"): a callback that calls cw_notifier_watch waits for
- * it. Status reads and releases happen outside it; `pins` keeps a watch
- * alive meanwhile.
- */
-typedef struct watch {
-    cw__watcher watcher; /* of `completion`: pushes the watch onto the ready list */
-    cw_notifier *owner;
-    cw__completion *completion;
-    cl_event event; /* retained */
-    uint64_t tag;
-    /* Under owner->mutex: */
-    bool cancelled;            /* reports nothing */
-    bool registering;          /* its subscription is being made: the checks skip it */
-    uint64_t due_ns;           /* its next failed-command check; UINT64_MAX: none */
-    cw__pins pins;             /* status checks reading it outside the mutex (base.h) */
-    struct watch *ready_next;  /* ready list (lock-free), then taken list (mutex) */
-    struct watch *free_next;   /* a list of watches to free, local to one call */
-    struct watch *prev, *next; /* every live watch */
-} watch;
-
-struct cw_notifier {
-    int epfd, efd, tfd;
-    /* Serialises the owner's side; the signalling side never takes it, so a
-     * callback can neither block on the loop nor deadlock with a drain that
-     * waits for its wake in cw__completion_release. */
-    pthread_mutex_t mutex;
-    /* Pushed by signallers (LIFO), taken whole by drain. */
-    watch *_Atomic ready;
-    watch *taken_head, *taken_tail; /* taken from `ready`, not yet delivered (FIFO) */
-    watch *live;                    /* all watches not yet freed, cancelled ones included */
-    watch *lingering;               /* taken out, their signaller not done yet (free_next) */
-    size_t pending;                 /* live watches not cancelled */
-    cw__check_schedule checks;      /* the failed-command status checks; set at create */
-    uint64_t check_due_ns;          /* when the armed timer expires; 0: disarmed */
-};
-
-/*
  * The descriptors' calls below cannot fail in a correct program: the
  * descriptors are the notifier's own, open until cw_notifier_destroy (no
  * EBADF), the buffers are the 8 bytes the kernel requires (no EINVAL), and
@@ -89,9 +32,9 @@ static void make_readable(cw_notifier *n) {
 }
 
 static void watch_wake(cw__watcher *self) {
-    watch *w = cw__container_of(self, watch, watcher);
+    cw__watch *w = cw__container_of(self, cw__watch, watcher);
     cw_notifier *n = w->owner;
-    watch *head = atomic_load_explicit(&n->ready, memory_order_relaxed);
+    cw__watch *head = atomic_load_explicit(&n->ready, memory_order_relaxed);
     do
         w->ready_next = head;
     /* Release: the drain that takes the list (acquire) sees ready_next. */
@@ -106,29 +49,6 @@ static void watch_wake(cw__watcher *self) {
         make_readable(n);
     /* The window a drain must not wait for (see the comment on `watch`). */
     CW__INJECT();
-}
-
-/* Under the mutex: arm the timer to expire at `due` (CLOCK_MONOTONIC ns,
- * the clock of cw_now_ns and of the timerfd); 0 or UINT64_MAX disarms. */
-static void set_timer_at(cw_notifier *n, uint64_t due) {
-    if (due == UINT64_MAX)
-        due = 0;
-    if (due == n->check_due_ns)
-        return;
-    n->check_due_ns = due;
-    struct itimerspec its = {.it_value = cw__timespec(due)}; /* 0: disarm */
-    if (timerfd_settime(n->tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
-        cw__die("timerfd_settime", errno);
-}
-
-/* Under the mutex: the earliest check due among the live watches not
- * cancelled; UINT64_MAX for none. */
-static uint64_t earliest_due(const cw_notifier *n) {
-    uint64_t due = UINT64_MAX;
-    for (const watch *w = n->live; w; w = w->next)
-        if (!w->cancelled && w->due_ns < due)
-            due = w->due_ns;
-    return due;
 }
 
 int cw_notifier_create(uint32_t check_interval_us, cw_notifier **out) {
@@ -177,7 +97,7 @@ int cw_notifier_fd(const cw_notifier *n) {
     return n ? n->epfd : -1;
 }
 
-static void link_live(cw_notifier *n, watch *w) {
+static void link_live(cw_notifier *n, cw__watch *w) {
     w->prev = NULL;
     w->next = n->live;
     if (n->live)
@@ -186,10 +106,10 @@ static void link_live(cw_notifier *n, watch *w) {
     ++n->pending;
     /* The timer is armed for the earliest check due (cw_notifier_watch). */
     if (w->due_ns != UINT64_MAX && (!n->check_due_ns || w->due_ns < n->check_due_ns))
-        set_timer_at(n, w->due_ns);
+        cw__notify_set_timer_at(n, w->due_ns);
 }
 
-static void unlink_live(cw_notifier *n, watch *w) {
+static void unlink_live(cw_notifier *n, cw__watch *w) {
     if (w->prev)
         w->prev->next = w->next;
     else
@@ -201,20 +121,20 @@ static void unlink_live(cw_notifier *n, watch *w) {
 /* A watch stops being pending (delivered or cancelled). */
 static void end_pending(cw_notifier *n) {
     if (--n->pending == 0)
-        set_timer_at(n, 0);
+        cw__notify_set_timer_at(n, 0);
 }
 
 /* Under the mutex: report nothing for `w`, and have the next drain free it:
  * claiming the completion ourselves (or finding a signal did) puts the watch
  * on the ready list; freeing it here could leave it on that list. */
-static void cancel_locked(cw_notifier *n, watch *w) {
+static void cancel_locked(cw_notifier *n, cw__watch *w) {
     w->cancelled = true;
     end_pending(n);
     cw__completion_signal_token(cw__completion_token(w->completion), CL_COMPLETE);
 }
 
 /* Outside the mutex. The release comes first: see the comment on `watch`. */
-static void free_watch(watch *w) {
+static void free_watch(cw__watch *w) {
     cw__table_leave(w->event, w->completion, false);
     clReleaseEvent(w->event);
     free(w);
@@ -222,7 +142,7 @@ static void free_watch(watch *w) {
 
 /* Under the mutex: `w` is out of every list; free it now (onto `*later`,
  * outside the mutex) or when the last status check reading it is done. */
-static void doom(watch *w, watch **later) {
+static void doom(cw__watch *w, cw__watch **later) {
     if (!cw__pins_doom(&w->pins))
         return;
     w->free_next = *later;
@@ -231,9 +151,9 @@ static void doom(watch *w, watch **later) {
 
 /* Its own link: a signaller racing with destroy may still push a watch onto
  * the ready list (writing ready_next) until free_watch's release returns. */
-static void free_all(watch *w) {
+static void free_all(cw__watch *w) {
     while (w) {
-        watch *next = w->free_next;
+        cw__watch *next = w->free_next;
         free_watch(w);
         w = next;
     }
@@ -242,10 +162,10 @@ static void free_all(watch *w) {
 /* Outside the mutex, for drain: free the watches whose signaller is done
  * with them; the others linger until a later drain or destroy. Every watch
  * here came off the ready list, so a signal claimed it. */
-static void free_settled(cw_notifier *n, watch *w) {
-    watch *keep = NULL, *keep_tail = NULL;
+static void free_settled(cw_notifier *n, cw__watch *w) {
+    cw__watch *keep = NULL, *keep_tail = NULL;
     while (w) {
-        watch *next = w->free_next;
+        cw__watch *next = w->free_next;
         if (cw__completion_settled(w->completion)) {
             free_watch(w);
         } else {
@@ -277,7 +197,7 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
         *cl_error = st;
         return rc;
     }
-    watch *w = calloc(1, sizeof *w);
+    cw__watch *w = calloc(1, sizeof *w);
     if (!w)
         return CW_ERR_NO_MEMORY;
     rc = cw__completion_acquire(CW__COMPLETION_YIELD, &w->completion);
@@ -326,55 +246,17 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
     return rc;
 }
 
-/* Under the mutex: pin every pending watch whose check is due at `now`,
- * whose status the check reads, and set the next check of every watch
- * that was due (checked or not: one that could not be read now, being
- * registered or signalled already, must not keep the timer expired). */
-static watch **pin_due(cw_notifier *n, uint64_t now, size_t *count) {
-    *count = 0;
-    watch **pinned = malloc(n->pending * sizeof *pinned);
-    if (!pinned)
-        return NULL; /* no check this time; the next timer tick tries again */
-    uint64_t next = cw_deadline_after_ns(CW_CHECK_INTERVAL_GROWTH * n->checks.first_ns);
-    for (watch *w = n->live; w; w = w->next) {
-        if (w->cancelled || w->due_ns > now)
-            continue;
-        w->due_ns = next;
-        if (w->registering || cw__completion_is_signalled(w->completion))
-            continue;
-        cw__pins_take(&w->pins);
-        pinned[(*count)++] = w;
-    }
-    return pinned;
-}
-
-/* Outside the mutex: the failed-command check (docs/design.md, "Failed
- * commands"): read every pinned watch's status and signal the final ones
- * ourselves. A callback racing with us is harmless: the completion's claim
- * lets one of us win. A failed read leaves the OpenCL error (negative) in st:
- * the drain reads again and reports it. */
-static void check_pinned(watch **pinned, size_t count) {
-    for (size_t i = 0; i < count; ++i) {
-        watch *w = pinned[i];
-        cl_int st = 0;
-        if (cw__status_read(w->event, &st) == CW_OK && st > CL_COMPLETE)
-            continue;
-        cw__completion_signal_token(cw__completion_token(w->completion), st);
-        cw__table_forget(w->event);
-    }
-}
-
 /* Under the mutex: unpin; a watch doomed meanwhile goes onto `*later`. */
-static void unpin(watch **pinned, size_t count, watch **later) {
+static void unpin(cw__watch **pinned, size_t count, cw__watch **later) {
     for (size_t i = 0; i < count; ++i) {
-        watch *w = pinned[i];
+        cw__watch *w = pinned[i];
         if (cw__pins_drop(&w->pins))
             doom(w, later);
     }
 }
 
 /* Outside the mutex: the result of a delivered watch (owned by the drain). */
-static void result_of(const watch *w, cw_notifier_result *r) {
+static void result_of(const cw__watch *w, cw_notifier_result *r) {
     r->tag = w->tag;
     cl_int st = 0;
     int rc = cw__status_read(w->event, &st);
@@ -400,7 +282,7 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     pthread_mutex_lock(&n->mutex);
     /* Freed at the end, outside the mutex: the watches left lingering by
      * earlier drains first. */
-    watch *later = n->lingering;
+    cw__watch *later = n->lingering;
     n->lingering = NULL;
     /* Reset the eventfd before taking the list: a push after the reset that
      * finds the list empty writes again, so no push goes unannounced. */
@@ -419,13 +301,13 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     }
     if (got == (ssize_t)sizeof count && n->pending > 0) {
         size_t npinned;
-        watch **pinned = pin_due(n, cw_now_ns(), &npinned);
-        set_timer_at(n, earliest_due(n));
+        cw__watch **pinned = cw__notify_pin_due(n, cw_now_ns(), &npinned);
+        cw__notify_set_timer_at(n, cw__notify_earliest_due(n));
         if (npinned)
             cw__stat_add(CW__STAT_CHECKS, 1);
         if (pinned) {
             pthread_mutex_unlock(&n->mutex);
-            check_pinned(pinned, npinned);
+            cw__notify_check_pinned(pinned, npinned);
             pthread_mutex_lock(&n->mutex);
             unpin(pinned, npinned, &later);
             free(pinned);
@@ -434,10 +316,10 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
 
     /* Acquire pairs with the pushes' release. The list is LIFO: reverse it
      * onto the tail of the taken FIFO. */
-    watch *lifo = atomic_exchange_explicit(&n->ready, NULL, memory_order_acquire);
-    watch *fifo = NULL;
+    cw__watch *lifo = atomic_exchange_explicit(&n->ready, NULL, memory_order_acquire);
+    cw__watch *fifo = NULL;
     while (lifo) {
-        watch *next = lifo->ready_next;
+        cw__watch *next = lifo->ready_next;
         lifo->ready_next = fifo;
         fifo = lifo;
         lifo = next;
@@ -452,10 +334,10 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     }
 
     /* Take up to `max` deliverable watches; cancelled ones are only freed. */
-    watch *deliver = NULL, **tail = &deliver;
+    cw__watch *deliver = NULL, **tail = &deliver;
     size_t k = 0;
     while (n->taken_head && k < max) {
-        watch *w = n->taken_head;
+        cw__watch *w = n->taken_head;
         n->taken_head = w->ready_next;
         if (!n->taken_head)
             n->taken_tail = NULL;
@@ -474,16 +356,16 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
         make_readable(n); /* more than `max` finished: come back for the rest */
     /* The timer may have been armed for a watch just delivered. */
     if (k && n->check_due_ns)
-        set_timer_at(n, n->pending ? earliest_due(n) : 0);
+        cw__notify_set_timer_at(n, n->pending ? cw__notify_earliest_due(n) : 0);
     pthread_mutex_unlock(&n->mutex);
 
     /* The results, outside the mutex: they read each event's status. */
     size_t i = 0;
-    for (watch *w = deliver; w; w = w->ready_next)
+    for (cw__watch *w = deliver; w; w = w->ready_next)
         result_of(w, &out[i++]);
     if (deliver) {
         pthread_mutex_lock(&n->mutex);
-        for (watch *w = deliver, *next; w; w = next) {
+        for (cw__watch *w = deliver, *next; w; w = next) {
             next = w->ready_next;
             doom(w, &later);
         }
@@ -497,8 +379,8 @@ int cw_notifier_cancel(cw_notifier *n, uint64_t tag) {
     if (!n)
         return CW_ERR_INVALID_ARGUMENT;
     pthread_mutex_lock(&n->mutex);
-    watch *found = NULL;
-    for (watch *w = n->live; w; w = w->next)
+    cw__watch *found = NULL;
+    for (cw__watch *w = n->live; w; w = w->next)
         if (!w->cancelled && w->tag == tag)
             found = w; /* the list is newest first: keep the last match, the oldest */
     if (found)
@@ -525,10 +407,10 @@ void cw_notifier_destroy(cw_notifier *n) {
      * disarms it (a later callback is ignored) or waits for an unpark in
      * progress; after that nothing references the notifier. */
     pthread_mutex_lock(&n->mutex);
-    watch *all = n->lingering; /* their release waits for the signallers */
+    cw__watch *all = n->lingering; /* their release waits for the signallers */
     n->lingering = NULL;
     while (n->live) {
-        watch *w = n->live;
+        cw__watch *w = n->live;
         n->live = w->next;
         w->free_next = all;
         all = w;

@@ -19,8 +19,8 @@ void cw__stat_add(cw__stat which, uint64_t n) {
     atomic_fetch_add_explicit(&counters[which], n, memory_order_relaxed);
 }
 
-void cw__stat_latency(uint64_t ns) {
-    uint64_t us = ns / 1000u;
+void cw__stat_woken(uint64_t landed_ns, uint64_t now_ns) {
+    uint64_t us = now_ns > landed_ns ? (now_ns - landed_ns) / 1000u : 0;
     unsigned b = 0;
     while (us && b < CW_STATS_LATENCY_BUCKETS - 1u) {
         us >>= 1;

@@ -29,7 +29,8 @@ typedef enum cw__stat {
 } cw__stat;
 
 void cw__stat_add(cw__stat which, uint64_t n);
-/* One wake-up latency sample, in nanoseconds. */
-void cw__stat_latency(uint64_t ns);
+/* One wake-up latency sample: a signal that landed at `landed_ns` was
+ * seen at `now_ns` (the completion's landing time, cw_now_ns). */
+void cw__stat_woken(uint64_t landed_ns, uint64_t now_ns);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Layer 6.1: the event table (records, subscribers, sweep, forget) and the looks at an event. */
 #include "table.h"
+#include "table_record.h"
 #include "cw/wait.h" /* cw_event_forget */
 #include "driver.h"
 #include "relax.h"
@@ -13,81 +14,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * One record per event that cw has registered a CL_COMPLETE callback on.
- * OpenCL cannot unregister a callback, so registering one per wait would
- * grow the driver's list with every timed-out wait; instead every wait,
- * wait-any and notifier watch on the event subscribes its own completion's
- * token to the record, and the record's one callback signals them all.
- *
- * The callback holds the token of the record's completion (`fired`), never a
- * pointer: it lands through the completion pool, whose watcher is the
- * record's, and the watcher's wake fans the signal out. A record that was
- * torn down before its callback came (docs/design.md, "Failed commands")
- * leaves a stale token behind, which touches nothing.
- *
- * Lifetime: a record is in the table from its first subscription until
- * - a status read sees the command finished: any wait or watch on the event
- *   (cw__table_forget; the callback makes every subscriber read), or a
- *   sweep, which reads the status of records nobody waits on whenever their
- *   number has doubled, so a failed command's record goes even when no wait
- *   is left to see the failure (docs/design.md, "Failed commands").
- *   Only the blocking waits sweep: they cannot run inside an OpenCL callback
- *   (blocking there is undefined), and a sweep there could read the status
- *   of the very event whose callback is running ("Locks and OpenCL" in
- *   docs/design.md); the notifier, which callbacks may call, never sweeps,
- * - or the user drops it (cw_event_forget): the only way for an event that
- *   will never finish.
- * A record whose callback ran stays until then (`done`), so that a wait that
- * comes after the callback and before the status read joins it instead of
- * registering a second callback.
- * It holds a reference on the event meanwhile, so the event's address cannot
- * be reused by a new event while the record is keyed on it. Whoever takes it
- * out of the table owns its teardown, unless a sweep is reading it (`pins`,
- * base.h): then the last sweep to let go does it. Teardown never runs inside the
- * driver's callback: releasing `fired` there would wait for that very
- * callback.
- *
- * Locks: `table_lock` guards the table and every record's fields but
- * `event`, `fired` and `watcher`, which are set before it is published. No
- * OpenCL call and no completion lock is ever taken under it (docs/design.md,
- * "Locks and OpenCL").
- */
-/* Subscribers a record holds without an allocation: most events have one
- * waiter, and a wait-any round or a notifier watch adds one more. */
-#define RECORD_INLINE_SUBS 2u
-
-typedef struct record {
-    cw__watcher watcher; /* of `fired`: fans the callback's signal out */
-    cl_event event;      /* retained while the record lives */
-    cw__completion *fired;
-    uintptr_t *subs; /* subscribed completion tokens: `one` while they fit */
-    uint32_t nsubs, cap;
-    uintptr_t one[RECORD_INLINE_SUBS];
-    cw__pins pins;       /* sweeps reading the event's status outside the lock */
-    bool done;           /* the callback ran: later subscribers are signalled at once */
-    cw__driver *measure; /* seen finished at seen_ns before the callback: give it the lateness */
-    uint64_t seen_ns, running_ns;
-    struct record *next; /* table chain, then a teardown list */
-} record;
-
 #define TABLE_SIZE 4096u
 /* A sweep comes due when the table holds this many records, or twice as
  * many as the last sweep left: amortised, a few status reads per record. */
 #define SWEEP_MIN 64u
-static record *table[TABLE_SIZE];
+static cw__record *table[TABLE_SIZE];
 static cw__spinlock table_lock = CW__SPINLOCK_INITIALIZER;
 static size_t live_records, sweep_at = SWEEP_MIN;
-/* Finished records whose teardown waits for the next call (see forget). */
-static record *_Atomic deferred;
 
 static unsigned bucket(cl_event event) {
     return (unsigned)(((uint64_t)(uintptr_t)event * 0x9E3779B97F4A7C15u) >> 52) & (TABLE_SIZE - 1);
 }
 
 /* Under table_lock. */
-static record **find(cl_event event) {
-    record **p = &table[bucket(event)];
+static cw__record **find(cl_event event) {
+    cw__record **p = &table[bucket(event)];
     while (*p && (*p)->event != event)
         p = &(*p)->next;
     return p;
@@ -98,12 +39,12 @@ static record **find(cl_event event) {
  * soon as the lock is let go), else the array itself. */
 typedef struct taken_subs {
     uintptr_t *heap;
-    uintptr_t one[RECORD_INLINE_SUBS];
+    uintptr_t one[CW__RECORD_INLINE_SUBS];
     uint32_t n;
 } taken_subs;
 
 /* Under table_lock: move r's subscribers into *t, leaving it none. */
-static void take_subs(record *r, taken_subs *t) {
+static void take_subs(cw__record *r, taken_subs *t) {
     t->n = r->nsubs;
     t->heap = NULL;
     if (r->subs == r->one) {
@@ -113,14 +54,14 @@ static void take_subs(record *r, taken_subs *t) {
         t->heap = r->subs;
     r->subs = r->one;
     r->nsubs = 0;
-    r->cap = RECORD_INLINE_SUBS;
+    r->cap = CW__RECORD_INLINE_SUBS;
 }
 
 /* Under table_lock: take the record at `at` out of the table, handing back
  * its subscribers in *t. Returns whether the caller now owns its teardown
  * (false: a sweep holds it, and its last unpin tears it down). */
-static bool unlink_record(record **at, taken_subs *t) {
-    record *r = *at;
+static bool unlink_record(cw__record **at, taken_subs *t) {
+    cw__record *r = *at;
     *at = r->next;
     r->next = NULL;
     --live_records;
@@ -139,106 +80,10 @@ static void signal_all(taken_subs *t) {
     t->n = 0;
 }
 
-/*
- * Torn-down records kept for the next first subscriber, so that a wait on a
- * fresh event allocates nothing (a record, and its subscribers inline).
- * Pushed from any thread without a lock; popped only under table_lock, so
- * no two pops race and a pushed-back node cannot make a pop's
- * compare-and-swap succeed on a stale `next` (the ABA case). At most
- * SPARE_MAX are kept (a relaxed count: it may overshoot by the threads
- * pushing at once); the rest are freed.
- */
-#define SPARE_MAX 64u
-static record *_Atomic spare;
-static atomic_uint spare_count;
-
-static void spare_push(record *r) {
-    if (atomic_fetch_add_explicit(&spare_count, 1, memory_order_relaxed) >= SPARE_MAX) {
-        atomic_fetch_sub_explicit(&spare_count, 1, memory_order_relaxed);
-        free(r);
-        return;
-    }
-    record *head = atomic_load_explicit(&spare, memory_order_relaxed);
-    do
-        r->next = head;
-    while (!atomic_compare_exchange_weak_explicit(&spare, &head, r, memory_order_release,
-                                                  memory_order_relaxed));
-}
-
-/* Under table_lock. */
-static record *spare_pop(void) {
-    record *head = atomic_load_explicit(&spare, memory_order_acquire);
-    while (head && !atomic_compare_exchange_weak_explicit(
-                       &spare, &head, head->next, memory_order_acquire, memory_order_acquire))
-        ;
-    if (head)
-        atomic_fetch_sub_explicit(&spare_count, 1, memory_order_relaxed);
-    return head;
-}
-
-/* Outside every lock, on a thread that is not inside the event's callback. */
-static void tear_down(record *r) {
-    cw__completion_release(r->fired, NULL); /* waits for a landing unpark to return */
-    clReleaseEvent(r->event);
-    spare_push(r);
-}
-
-static void tear_down_all(record *r) {
-    while (r) {
-        record *next = r->next;
-        tear_down(r);
-        r = next;
-    }
-}
-
-/* Push a list of finished records (linked by `next`) onto `deferred`. */
-static void defer_all(record *first) {
-    record *last = first;
-    while (last->next)
-        last = last->next;
-    record *head = atomic_load_explicit(&deferred, memory_order_relaxed);
-    do
-        last->next = head;
-    while (!atomic_compare_exchange_weak_explicit(&deferred, &head, first, memory_order_release,
-                                                  memory_order_relaxed));
-}
-
-/*
- * Tear down the records whose teardown was put off (see forget). `wait`:
- * all of them, waiting for callbacks still returning (for the counts of
- * tests and leak checks). Otherwise only those whose callback's thread is
- * done with them (cw__completion_settled): on one CPU the waiter that the
- * fan-out woke runs on while that thread, preempted, has yet to return,
- * and releasing its record's completion would spin and yield until it
- * has; the rest wait for a later call.
- */
-static void run_deferred_how(bool wait) {
-    if (!atomic_load_explicit(&deferred, memory_order_relaxed))
-        return;
-    record *r = atomic_exchange_explicit(&deferred, NULL, memory_order_acquire);
-    record *later = NULL;
-    while (r) {
-        record *next = r->next;
-        if (wait || cw__completion_settled(r->fired))
-            tear_down(r);
-        else {
-            r->next = later;
-            later = r;
-        }
-        r = next;
-    }
-    if (later)
-        defer_all(later);
-}
-
-static void run_deferred(void) {
-    run_deferred_how(false);
-}
-
 /* The callback landed on `fired`: fan out to the subscribers. The record
  * stays (done) until a status read forgets it. */
 static void record_wake(cw__watcher *w) {
-    record *r = cw__container_of(w, record, watcher);
+    cw__record *r = cw__container_of(w, cw__record, watcher);
     taken_subs t = {NULL, {0}, 0};
     cw__driver *measure = NULL;
     uint64_t seen = 0, running = 0;
@@ -265,7 +110,7 @@ static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
 }
 
 /* Under table_lock. */
-static int add_sub(record *r, uintptr_t token) {
+static int add_sub(cw__record *r, uintptr_t token) {
     if (r->nsubs == r->cap) {
         uint32_t cap = r->cap * 2;
         uintptr_t *subs =
@@ -285,10 +130,10 @@ static int add_sub(record *r, uintptr_t token) {
 /* Remove the record for `event`, if any, and wake its subscribers. */
 static void forget(cl_event event) {
     taken_subs t = {NULL, {0}, 0};
-    record *r = NULL;
+    cw__record *r = NULL;
     bool owned = false;
     cw__spinlock_lock(&table_lock);
-    record **at = find(event);
+    cw__record **at = find(event);
     if (*at) {
         r = *at;
         owned = unlink_record(at, &t);
@@ -301,14 +146,14 @@ static void forget(cl_event event) {
     if (!owned)
         return;
     if (!done) {
-        tear_down(r); /* disarms `fired`: a callback still to come finds a stale token */
+        cw__record_tear_down(r); /* disarms `fired`: a callback still to come finds a stale token */
         return;
     }
     /* The callback ran, and the thread that ran it may still be returning
      * from the fan-out that woke us: releasing `fired` now would wait for it,
      * spinning on our CPU while it may need that very CPU. A later call into
      * this unit tears it down, once that thread has left (run_deferred). */
-    defer_all(r);
+    cw__record_defer_all(r);
 }
 
 /*
@@ -320,7 +165,7 @@ static void sweep(size_t most) {
     /* One entry per pinned record: what the read found, and the subscribers
      * handed back if it is forgotten. */
     struct swept {
-        record *r;
+        cw__record *r;
         bool finished;
         taken_subs subs;
     } *e = calloc(most, sizeof *e);
@@ -329,7 +174,7 @@ static void sweep(size_t most) {
     size_t k = 0;
     cw__spinlock_lock(&table_lock);
     for (unsigned b = 0; b < TABLE_SIZE && k < most; ++b)
-        for (record *r = table[b]; r && k < most; r = r->next)
+        for (cw__record *r = table[b]; r && k < most; r = r->next)
             if (r->nsubs == 0) {
                 cw__pins_take(&r->pins);
                 e[k++].r = r;
@@ -343,12 +188,12 @@ static void sweep(size_t most) {
         e[i].finished = cw__status_read(e[i].r->event, &st) != CW_OK || st <= CL_COMPLETE;
     }
 
-    record *owned = NULL;
+    cw__record *owned = NULL;
     cw__spinlock_lock(&table_lock);
     for (size_t i = 0; i < k; ++i) {
-        record *r = e[i].r;
+        cw__record *r = e[i].r;
         bool last = cw__pins_drop(&r->pins); /* false while it is in the table */
-        record **at = find(r->event);
+        cw__record **at = find(r->event);
         bool mine = last;
         if (e[i].finished && *at == r)
             mine = unlink_record(at, &e[i].subs);
@@ -361,7 +206,7 @@ static void sweep(size_t most) {
     cw__spinlock_unlock(&table_lock);
     for (size_t i = 0; i < k; ++i)
         signal_all(&e[i].subs);
-    tear_down_all(owned);
+    cw__record_tear_down_all(owned);
     free(e);
 }
 
@@ -374,7 +219,7 @@ static void keep_table_lock(void) {
 /* Under table_lock: join the event's record, if it has one. */
 enum { NO_RECORD, JOINED, ALREADY_DONE };
 static int join_existing(cl_event event, uintptr_t token, int *rc) {
-    record *r = *find(event);
+    cw__record *r = *find(event);
     if (!r)
         return NO_RECORD;
     if (r->done)
@@ -387,15 +232,16 @@ static int join_existing(cl_event event, uintptr_t token, int *rc) {
  * signals `token` at once), with *rc the outcome; NO_RECORD: the caller
  * registers, after a sweep if one is due, with a spare record in *fresh
  * when one is kept and `fresh` is not NULL. */
-static int join_first(cl_event event, uintptr_t token, bool may_sweep, int *rc, record **fresh) {
+static int join_first(cl_event event, uintptr_t token, bool may_sweep, int *rc,
+                      cw__record **fresh) {
     pthread_once(&fork_once, keep_table_lock);
-    run_deferred();
+    cw__record_run_deferred(false);
     *rc = CW_OK;
     cw__spinlock_lock(&table_lock);
     int joined = join_existing(event, token, rc);
     size_t due = may_sweep && joined == NO_RECORD && live_records >= sweep_at ? live_records : 0;
     if (fresh)
-        *fresh = joined == NO_RECORD ? spare_pop() : NULL;
+        *fresh = joined == NO_RECORD ? cw__record_spare_pop() : NULL;
     cw__spinlock_unlock(&table_lock);
     if (joined == ALREADY_DONE)
         cw__completion_signal_token(token, CL_COMPLETE);
@@ -407,7 +253,7 @@ static int join_first(cl_event event, uintptr_t token, bool may_sweep, int *rc, 
 /* The first subscriber registers the record's callback; later ones join. */
 static int subscribe_shared(cl_event event, uintptr_t token, bool may_sweep, cl_int *cl_error) {
     int rc;
-    record *fresh;
+    cw__record *fresh;
     int joined = join_first(event, token, may_sweep, &rc, &fresh);
     if (joined != NO_RECORD)
         return rc;
@@ -420,7 +266,7 @@ static int subscribe_shared(cl_event event, uintptr_t token, bool may_sweep, cl_
     else if (!(fresh = calloc(1, sizeof *fresh)))
         return CW_ERR_NO_MEMORY;
     fresh->subs = fresh->one;
-    fresh->cap = RECORD_INLINE_SUBS;
+    fresh->cap = CW__RECORD_INLINE_SUBS;
     if ((rc = cw__completion_acquire(CW__COMPLETION_YIELD, &fresh->fired)) != CW_OK) {
         free(fresh);
         return rc;
@@ -439,7 +285,7 @@ static int subscribe_shared(cl_event event, uintptr_t token, bool may_sweep, cl_
     cw__spinlock_lock(&table_lock);
     joined = join_existing(event, token, &rc);
     if (joined == NO_RECORD) {
-        record **at = find(event);
+        cw__record **at = find(event);
         *at = fresh;
         ++live_records;
         if ((rc = add_sub(fresh, token)) != CW_OK) {
@@ -453,7 +299,7 @@ static int subscribe_shared(cl_event event, uintptr_t token, bool may_sweep, cl_
     if (joined != NO_RECORD) { /* another thread registered first, or no memory */
         if (joined == ALREADY_DONE)
             cw__completion_signal_token(token, CL_COMPLETE);
-        tear_down(fresh);
+        cw__record_tear_down(fresh);
         return rc;
     }
 
@@ -501,9 +347,9 @@ int cw__table_join(cl_event event, cw__completion *c, unsigned how, cl_int *cl_e
 
 /* Under table_lock: take `c`'s token off the event's record; returns the
  * record (NULL: none). */
-static record *unsubscribe_locked(cl_event event, const cw__completion *c) {
+static cw__record *unsubscribe_locked(cl_event event, const cw__completion *c) {
     uintptr_t token = cw__completion_token(c);
-    record *r = *find(event);
+    cw__record *r = *find(event);
     for (uint32_t i = 0; r && i < r->nsubs; ++i)
         if (r->subs[i] == token) {
             r->subs[i] = r->subs[--r->nsubs];
@@ -530,7 +376,7 @@ bool cw__table_leave_seen(cl_event event, cw__completion *c, uint64_t seen_ns, u
                           cw__driver *d) {
     bool kept = false;
     cw__spinlock_lock(&table_lock);
-    record *r = unsubscribe_locked(event, c);
+    cw__record *r = unsubscribe_locked(event, c);
     if (r && !r->done && d) {
         r->measure = d;
         r->seen_ns = seen_ns;
@@ -545,7 +391,7 @@ bool cw__table_leave_seen(cl_event event, cw__completion *c, uint64_t seen_ns, u
 }
 
 void cw__table_forget(cl_event event) {
-    run_deferred();
+    cw__record_run_deferred(false);
     forget(event);
 }
 
@@ -556,7 +402,7 @@ void cw_event_forget(cl_event event) {
     if (!event)
         return;
     forget(event);
-    run_deferred_how(true);
+    cw__record_run_deferred(true);
 }
 
 int cw__table_look(cl_event event, bool flush, cl_int *status) {
@@ -586,7 +432,7 @@ int cw__table_recheck(cl_event event, cw__completion **c, cl_int *status) {
 }
 
 size_t cw__table_records(void) {
-    run_deferred_how(true);
+    cw__record_run_deferred(true);
     cw__spinlock_lock(&table_lock);
     size_t n = live_records;
     cw__spinlock_unlock(&table_lock);

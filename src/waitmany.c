@@ -122,8 +122,7 @@ static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl
         for (size_t i = 0; i < n; ++i) {
             if (!c[i] || !cw__completion_is_signalled(c[i]))
                 continue;
-            uint64_t landed = cw__completion_landed_ns(c[i]), now = cw_now_ns();
-            cw__stat_latency(now > landed ? now - landed : 0);
+            cw__stat_woken(cw__completion_landed_ns(c[i]), cw_now_ns());
             rc = cw__table_recheck(events[i], &c[i], &st[i]);
             if (rc != CW_OK) {
                 *which = i;

@@ -161,8 +161,7 @@ int cw__way_park(cl_event event, const cw__plan *p, const cw__choice *ch, cw__re
         now = cw_now_ns();
         if (signalled) {
             /* Seen now; the landing time is valid until the release. */
-            uint64_t landed = cw__completion_landed_ns(c);
-            cw__stat_latency(now > landed ? now - landed : 0);
+            cw__stat_woken(cw__completion_landed_ns(c), now);
             rc = cw__table_recheck(event, &c, cl_status);
             if (!c)
                 return rc;
@@ -239,8 +238,7 @@ int cw__way_poll_steps(cl_event event, const cw__plan *p, const cw__choice *ch, 
     bool first = false;
     for (;;) {
         if (cw__completion_is_signalled(c)) {
-            uint64_t now = cw_now_ns(), landed = cw__completion_landed_ns(c);
-            cw__stat_latency(now > landed ? now - landed : 0);
+            cw__stat_woken(cw__completion_landed_ns(c), cw_now_ns());
             bool polling = s.past_expected;
             rc = cw__table_recheck(event, &c, cl_status);
             if (!c) {

@@ -25,16 +25,16 @@ LAYERS = {
     # Layer 6, room by room. 6.0: what an event says (status) and the
     # declarations every room shares (the public wait header, statistics).
     "status": 6.0, "cw/wait": 6.0, "cw/stats": 6.0, "stats": 6.0, "stats_internal": 6.0,
-    "driver": 6.0, "learned": 6.0, "cw/learned": 6.0, "platform": 6.0,
+    "driver": 6.0, "learned": 6.0, "cw/learned": 6.0, "platform": 6.0, "probe": 6.0, "driver_record": 6.0,
     # auto's policy: pure functions over what is known, and its figures.
     "policy": 6.0, "tunables": 6.0,
     # 6.1: the event table and the looks at an event.
-    "table": 6.1,
+    "table": 6.1, "table_record": 6.1,
     # 6.2: the strategy table, the plan of one wait, the estimates.
     "strategy": 6.2, "estimate": 6.2,
     # 6.3: the front doors.
     "wait": 6.3, "ways": 6.3, "ways_poll": 6.3, "ways_callback": 6.3, "learn": 6.3,
-    "waitmany": 6.3, "cw/waitmany": 6.3, "notify": 6.3, "cw/notify": 6.3,
+    "waitmany": 6.3, "cw/waitmany": 6.3, "notify": 6.3, "notify_checks": 6.3, "notify_internal": 6.3, "cw/notify": 6.3,
     "cw": 6.3,
 }
 
