@@ -85,9 +85,11 @@ static const char *key_of(cl_platform_id p) {
 }
 
 /* The values of one line: "lateness=NS own=TRIALS/ASLEEP
- * long=TICKETS/OWN_N/OWN_CPU_NS/CB_N/CB_CPU_NS far=... short=..." (long:
- * the near class of the waits auto parks for, far and short the others,
- * alike), "-" for a part not known. */
+ * long=TICKETS/DRIVER_N/DRIVER_CPU_NS/CB_N/CB_CPU_NS far=... short=..."
+ * ("own": the driver-wait vote; "long": the near class of the waits auto
+ * parks for, far and short the others, alike; the keys are those files
+ * written by cw 1.1 have, so that they still seed), "-" for a part not
+ * known. */
 static void format_long(char *out, size_t size, const cw__class_learned *l) {
     if (!l->known)
         snprintf(out, size, "-");
@@ -111,15 +113,15 @@ static bool learned_any(const cw__driver_learned *l) {
 }
 
 static int format_values(char *out, size_t size, const cw__driver_learned *l) {
-    char late[32] = "-", own[48] = "-", lng[CW__CLASSES][120];
+    char late[32] = "-", vote[48] = "-", cls[CW__CLASSES][120];
     if (l->lateness_known)
         snprintf(late, sizeof late, "%" PRIu64, l->lateness_ns);
     if (l->vote_known)
-        snprintf(own, sizeof own, "%" PRIu32 "/%" PRIu32, l->vote_trials, l->vote_asleep);
+        snprintf(vote, sizeof vote, "%" PRIu32 "/%" PRIu32, l->vote_trials, l->vote_asleep);
     for (unsigned c = 0; c < CW__CLASSES; ++c)
-        format_long(lng[c], sizeof lng[c], &l->cls[c]);
-    return snprintf(out, size, "lateness=%s own=%s long=%s far=%s short=%s", late, own,
-                    lng[CW__CLASS_NEAR], lng[CW__CLASS_FAR], lng[CW__CLASS_SHORT]);
+        format_long(cls[c], sizeof cls[c], &l->cls[c]);
+    return snprintf(out, size, "lateness=%s own=%s long=%s far=%s short=%s", late, vote,
+                    cls[CW__CLASS_NEAR], cls[CW__CLASS_FAR], cls[CW__CLASS_SHORT]);
 }
 
 /* One class's long-wait part, "-" or its five numbers; false when
@@ -145,18 +147,18 @@ static bool parse_long(const char *s, cw__class_learned *l) {
  * classes are unknown then. */
 static bool parse_values(const char *s, cw__driver_learned *l) {
     *l = (cw__driver_learned){0};
-    char late[32], own[48], lng[CW__CLASSES][120];
-    strcpy(lng[CW__CLASS_FAR], "-");
-    strcpy(lng[CW__CLASS_SHORT], "-");
+    char late[32], vote[48], cls[CW__CLASSES][120];
+    strcpy(cls[CW__CLASS_FAR], "-");
+    strcpy(cls[CW__CLASS_SHORT], "-");
     int used = 0, part_used = 0;
-    if (sscanf(s, "lateness=%31[-0-9] own=%47[-/0-9] long=%119[-/0-9]%n", late, own,
-               lng[CW__CLASS_NEAR], &used) != 3)
+    if (sscanf(s, "lateness=%31[-0-9] own=%47[-/0-9] long=%119[-/0-9]%n", late, vote,
+               cls[CW__CLASS_NEAR], &used) != 3)
         return false;
     if (s[used] == ' ' &&
-        sscanf(s + used, " far=%119[-/0-9]%n", lng[CW__CLASS_FAR], &part_used) == 1) {
+        sscanf(s + used, " far=%119[-/0-9]%n", cls[CW__CLASS_FAR], &part_used) == 1) {
         used += part_used;
         if (s[used] == ' ' &&
-            sscanf(s + used, " short=%119[-/0-9]%n", lng[CW__CLASS_SHORT], &part_used) == 1)
+            sscanf(s + used, " short=%119[-/0-9]%n", cls[CW__CLASS_SHORT], &part_used) == 1)
             used += part_used;
     }
     if (s[used] != '\0' && s[used] != '\n')
@@ -167,15 +169,15 @@ static bool parse_values(const char *s, cw__driver_learned *l) {
             return false;
         l->lateness_known = true;
     }
-    if (strcmp(own, "-")) {
-        if (sscanf(own, "%" SCNu32 "/%" SCNu32 "%n", &l->vote_trials, &l->vote_asleep, &n) != 2 ||
-            own[n] || l->vote_asleep > l->vote_trials || l->vote_trials > 1000000u)
+    if (strcmp(vote, "-")) {
+        if (sscanf(vote, "%" SCNu32 "/%" SCNu32 "%n", &l->vote_trials, &l->vote_asleep, &n) != 2 ||
+            vote[n] || l->vote_asleep > l->vote_trials || l->vote_trials > 1000000u)
             return false;
         l->vote_known = true;
     }
     bool any_long = false;
     for (unsigned c = 0; c < CW__CLASSES; ++c) {
-        if (!parse_long(lng[c], &l->cls[c]))
+        if (!parse_long(cls[c], &l->cls[c]))
             return false;
         any_long = any_long || l->cls[c].known;
     }

@@ -104,13 +104,11 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
     p->spin_cap_ns = (uint64_t)(o->spin_us ? o->spin_us : CW_AUTO_SPIN_US_CAP) * 1000u;
     p->queue_key = 0;
     p->expected_ns = 0;
-    p->ended_ns = 0;
-    p->ended_span_ns = 0;
     p->driver = NULL;
     p->parker = o->parker;
     if (!p->parker) {
-        cw_futex_parker_init(&p->own);
-        p->parker = &p->own.parker;
+        cw_futex_parker_init(&p->futex);
+        p->parker = &p->futex.parker;
     }
     return CW_OK;
 }

@@ -107,11 +107,10 @@ typedef struct cw__plan {
     uint64_t spin_cap_ns;      /* auto: the longest expected wait worth a spin */
     uintptr_t queue_key;       /* the estimate's key (cw__estimate_plan); 0 for none */
     uint64_t expected_ns;      /* the expected wait (cw__estimate_plan); 0 for none */
-    uint64_t ended_ns;         /* auto's hybrid: when the command ended, as best told; 0: now */
-    uint64_t ended_span_ns;    /* how far ended_ns may be off either way; 0: told */
     struct cw__driver *driver; /* what is known of the event's platform; NULL: nothing */
-    cw_parker *parker;         /* the caller's, or `own` */
-    cw_futex_parker own;
+    cw_parker *parker;         /* the caller's, or `futex` */
+    /* The default parker: a futex word of the wait's own. */
+    cw_futex_parker futex;
 } cw__plan;
 
 /* Check `options` (NULL: every default) and resolve them into *p: CW_OK or

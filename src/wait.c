@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether the plan waits on the wait's own futex parker, not a caller's. */
-static bool own_parker(const cw__plan *p) {
-    return p->parker == &p->own.parker;
+/* Whether the plan waits on its default futex parker, not a caller's. */
+static bool default_parker(const cw__plan *p) {
+    return p->parker == &p->futex.parker;
 }
 
 /* This thread's count of auto waits: the policy's sampling turns. */
@@ -58,8 +58,8 @@ static void facts_of(const cw__plan *p, cw__facts *f) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, auto_off_read);
     f->driver_wait_allowed =
-        p->deadline_ns == CW_DEADLINE_NONE && !(p->flags & CW_WAIT_NO_FLUSH) && own_parker(p);
-    f->callers_parker = !own_parker(p);
+        p->deadline_ns == CW_DEADLINE_NONE && !(p->flags & CW_WAIT_NO_FLUSH) && default_parker(p);
+    f->callers_parker = !default_parker(p);
     f->latency = (p->flags & CW_WAIT_LATENCY) != 0;
     f->spin_cap_ns = p->spin_cap_ns;
     f->expected_ns = p->expected_ns;

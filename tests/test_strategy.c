@@ -47,7 +47,7 @@ static void plan_resolves_defaults(void **state) {
     assert_int_equal(p.checks.first_ns, (uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u);
     assert_int_equal(p.spin_ns, 0); /* auto: decided after the first look */
     assert_int_equal(p.spin_cap_ns, (uint64_t)CW_AUTO_SPIN_US_CAP * 1000u);
-    assert_ptr_equal(p.parker, &p.own.parker);
+    assert_ptr_equal(p.parker, &p.futex.parker);
     assert_false(p.bare_block);
 
     cw_wait_options o = {.strategy = CW_STRATEGY_SPIN_PARK, .check_interval_us = 1000};
