@@ -4,9 +4,10 @@
 kept runs of bench_async.py (their --json files), never typed.
 
 Prints a Markdown block: per run, its conditions (CPU-bound loops beside it,
-load average, the notifier's hold) and the goals at the largest N (cw's CPU
-beyond finish against the executor's, p50 latencies); then the whole table
-of the first run. --update DOC puts the block between the markers
+load average) and the goals at the largest N (cw's CPU beyond finish
+against the executor's, p50 latencies) for cw's default hold, then for each
+hold the run measured beside it (--holds); then the whole table of the
+first run. --update DOC puts the block between the markers
 `<!-- async_figures.py begin -->` and `<!-- async_figures.py end -->` of DOC;
 --check DOC exits 1 when DOC's block is not what the runs give.
 
@@ -28,11 +29,20 @@ def rel(path):
     return os.path.relpath(os.path.abspath(path), root)
 
 
-def goal(run, name):
-    g = next((g for g in run["goals"] if g["goal"].startswith(name)), None)
+def goal(goals, name):
+    g = next((g for g in goals if g["goal"].startswith(name)), None)
     if g is None:
         return "-"
     return "%s %s" % ("met" if g["met"] else "**missed**", g["value"])
+
+
+def rows(run):
+    """(hold µs, goals) of cw's default hold, then of each --holds method."""
+    out = [(run.get("hold_us", 0), run["goals"])]
+    for m in dict.fromkeys(h["method"] for h in run.get("holds", [])):
+        hs = [h for h in run["holds"] if h["method"] == m]
+        out.append((hs[0]["hold_us"], hs))
+    return out
 
 
 def block(paths):
@@ -45,9 +55,14 @@ def block(paths):
              "| cw p50, against the executor's (goal <= 1.0x) |",
              "|---|---|---|---|---|---|"]
     for p, r in runs:
-        lines.append("| [%s](../../%s) | %d | %.2f, %.2f | %.0f | %s | %s |" % (
-            os.path.basename(p), rel(p), r.get("busy_loops", 0), r["loadavg_before"][0],
-            r["loadavg_after"][0], r.get("hold_us", 0), goal(r, "cw CPU"), goal(r, "cw p50")))
+        for i, (hold, goals) in enumerate(rows(r)):
+            run = ("[%s](../../%s)" % (os.path.basename(p), rel(p)),
+                   "%d" % r.get("busy_loops", 0),
+                   "%.2f, %.2f" % (r["loadavg_before"][0], r["loadavg_after"][0]))
+            lines.append("| %s | %s | %s | %.0f%s | %s | %s |" % (
+                (run if i == 0 else ("", "", "")) + (
+                    hold, "" if i else " (default)", goal(goals, "cw CPU"),
+                    goal(goals, "cw p50"))))
     p, first = runs[0]
     lines += ["", "All of %s (cw %s, libcw %s, Python %s; %s; %d CPUs; kernel about %.0f µs; "
               "%d rounds):" % (os.path.basename(p), first["cw"], first["libcw"], first["python"],

@@ -129,12 +129,19 @@ def tids():
     return set(os.listdir("/proc/self/task"))
 
 
+def hold_of(method):
+    """The notifier's hold (seconds) of a method cw@<µs> (--holds); None for the others."""
+    return int(method[3:]) / 1e6 if method.startswith("cw@") else None
+
+
 def measure(dev, method, n, timed):
     gate, events = dev.launch(n)
     resumed = [0] * n
+    hold, default_hold = hold_of(method), cw.HOLD_DEFAULT
+    wait = AWAIT.get("cw" if hold is not None else method)
 
     async def one(i):
-        await AWAIT[method](events[i])
+        await wait(events[i])
         resumed[i] = time.clock_gettime_ns(RAW)
 
     async def main():
@@ -160,7 +167,12 @@ def measure(dev, method, n, timed):
         created = len(tids() - before)
         return cpu1 - cpu0, wall1 - wall0, created
 
-    cpu, wall, created = asyncio.run(main())
+    if hold is not None:
+        cw.HOLD_DEFAULT = hold  # read when the loop's notifier is made, at the first await
+    try:
+        cpu, wall, created = asyncio.run(main())
+    finally:
+        cw.HOLD_DEFAULT = default_hold
     lat = []
     kernels_ns = 0
     for ev, t in zip(events, resumed):
@@ -209,11 +221,12 @@ def no_nan(x):
     return x
 
 
-def goals(table, n):
+def goals(table, n, method="cw"):
     """What cw must do better than the thread-per-wait it replaces, at N = n:
     create no thread, take at most half the CPU the executor takes beyond
-    the shared finish baseline, and resume its coroutines no later (p50)."""
-    a, b = table.get(("cw", n)), table.get(("executor", n))
+    the shared finish baseline, and resume its coroutines no later (p50).
+    method: cw (the default hold), or one of --holds' cw@<µs>."""
+    a, b = table.get((method, n)), table.get(("executor", n))
     if not a or not b:
         return []
     out = [("cw creates no thread", a["threads"] == 0, "%g threads" % a["threads"])]
@@ -241,6 +254,9 @@ def main():
                     help="loop iterations of the busy kernel (default %(default)s)")
     ap.add_argument("--hold", type=float, metavar="SECONDS",
                     help="the notifier's hold (cw.HOLD_DEFAULT unless given)")
+    ap.add_argument("--holds", metavar="SECONDS,...",
+                    help="also run cw with each of these holds, as methods cw@<µs>, "
+                         "interleaved with the others (the goals judge cw's default)")
     ap.add_argument("--busy", type=int, default=0, metavar="K",
                     help="run K CPU-bound loops (processes) beside the measurements")
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
@@ -252,6 +268,15 @@ def main():
     if args.hold is not None:
         cw.HOLD_DEFAULT = args.hold
     hold_us = cw.HOLD_DEFAULT * 1e6
+    global RUN
+    if args.holds:
+        try:
+            extra = tuple("cw@%d" % round(float(x) * 1e6) for x in args.holds.split(","))
+        except ValueError:
+            ap.error("--holds takes seconds separated by commas, e.g. 0,100e-6")
+        if any(hold_of(m) < 0 or hold_of(m) > 1 for m in extra):
+            ap.error("--holds: each hold is 0 to 1 s")
+        RUN = METHODS + extra + (BASELINE,)
     sizes = [int(x) for x in args.sizes.split(",")]
     rounds = args.rounds
     if args.quick:
@@ -340,6 +365,13 @@ def report_and_save(args, dev, sizes, rounds, timed, kernel_us, no_clock, hold_u
         lines += ["", "goals at N = %d (cw against executor):" % big]
         lines += ["  %-26s %-6s %s" % (name, "met" if ok else "MISSED", got)
                   for name, ok, got in checks]
+    others = [m for m in RUN if hold_of(m) is not None]
+    held = {m: goals(table, big, m)[1:] for m in others}
+    if others:
+        lines += ["", "the same for the other holds (--holds), at N = %d:" % big]
+        lines += ["  %-8s %-26s %-6s %s" % (m, name.replace("cw ", ""), "met" if ok else "MISSED",
+                                            got)
+                  for m in others for name, ok, got in held[m]]
     lines += ["", "every measurement, in the order run:"] + ["  " + x for x in progress]
     report = "\n".join(lines) + "\n"
     print(report, end="")
@@ -357,6 +389,8 @@ def report_and_save(args, dev, sizes, rounds, timed, kernel_us, no_clock, hold_u
                 "cpus": os.cpu_count(), "busy_loops": busy, "hold_us": hold_us,
                 "results": [dict(method=m, n=n, **table[(m, n)]) for n in sizes for m in RUN],
                 "goals": [{"goal": g, "met": ok, "value": v} for g, ok, v in checks],
+                "holds": [{"method": m, "hold_us": int(m[3:]), "goal": g, "met": ok,
+                           "value": v} for m in others for g, ok, v in held[m]],
                 "runs": [{"method": m, "n": n, "round": i, "cpu_s": r["cpu_s"],
                           "kernels_s": r["kernels_s"], "wall_s": r["wall_s"],
                           "threads": r["threads"], "p50_us": pct(r["latency_us"], 0.5)}

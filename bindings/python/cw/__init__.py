@@ -79,6 +79,7 @@ _TIMEOUT = _C["CW_ERR_TIMEOUT"]
 _INVALID_ARGUMENT = _C["CW_ERR_INVALID_ARGUMENT"]
 _COMMAND_FAILED = _C["CW_ERR_COMMAND_FAILED"]
 _POLL = _C["CW_WAIT_POLL"]
+_LATENCY = _C["CW_WAIT_LATENCY"]
 
 # The longest single call into libcw from the main thread: the bound on how
 # long a signal handler waits to run, well inside 100 ms.
@@ -421,14 +422,19 @@ def _handles(events: Iterable[Event]) -> List[int]:
     return handles
 
 
+def _bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        # A truthiness test would take flush="no" for True.
+        raise TypeError("%s must be True or False, not %s" % (name, _describe(value)))
+    return value
+
+
 def _options(strategy: Union[str, int], check_interval: Optional[float],
-             spin_us: Optional[int], flush: bool) -> _ffi.WaitOptions:
+             spin_us: Optional[int], flush: bool, latency: bool = False) -> _ffi.WaitOptions:
     opts = _ffi.WaitOptions()  # zeroed: reserved fields must stay 0
     opts.strategy = _strategy(strategy)
-    if not isinstance(flush, bool):
-        # A truthiness test would take flush="no" for True.
-        raise TypeError("flush must be True or False, not %s" % _describe(flush))
-    opts.flags = 0 if flush else _C["CW_WAIT_NO_FLUSH"]
+    opts.flags = (0 if _bool("flush", flush) else _C["CW_WAIT_NO_FLUSH"]) | (
+        _LATENCY if _bool("latency", latency) else 0)
     opts.check_interval_us = _check_interval_us(check_interval)
     opts.spin_us = _spin_us(spin_us)
     return opts
@@ -479,7 +485,7 @@ def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optiona
 
 def wait(event: Event, *, strategy: Union[str, int] = "default",
          timeout: Optional[float] = None, check_interval: Optional[float] = None,
-         spin_us: Optional[int] = None, flush: bool = True) -> int:
+         spin_us: Optional[int] = None, flush: bool = True, latency: bool = False) -> int:
     """Wait for ``event`` in libcw with the GIL released (cw_wait).
 
     event: a ``pyopencl.Event`` (or subclass) or a ``cw.RawEvent``; any
@@ -490,11 +496,14 @@ def wait(event: Event, *, strategy: Union[str, int] = "default",
     spin budget of spin-park and auto, in microseconds (None or 0: cw's
     default).
     flush: True or False (TypeError otherwise); False passes
-    CW_WAIT_NO_FLUSH. Returns the execution status,
-    CL_COMPLETE; raises CommandFailed, Timeout or another CwError.
+    CW_WAIT_NO_FLUSH. latency: True or False (TypeError otherwise); True
+    passes CW_WAIT_LATENCY, which asks the default strategy (auto) for a
+    shorter time from the command's end to the return at some CPU cost.
+    Returns the execution status, CL_COMPLETE; raises CommandFailed,
+    Timeout or another CwError.
     """
     handle = _handle(event)
-    opts = _options(strategy, check_interval, spin_us, flush)
+    opts = _options(strategy, check_interval, spin_us, flush, latency)
     timeout_us = _timeout_us(timeout)
     status = ctypes.c_int32(0)
     rc = _sliced(lambda: _lib.cw_wait(handle, ctypes.byref(opts), ctypes.byref(status)), opts,
@@ -506,7 +515,8 @@ def wait(event: Event, *, strategy: Union[str, int] = "default",
 
 def wait_all(events: Iterable[Event], *, strategy: Union[str, int] = "default",
              timeout: Optional[float] = None, check_interval: Optional[float] = None,
-             spin_us: Optional[int] = None, flush: bool = True) -> List[int]:
+             spin_us: Optional[int] = None, flush: bool = True, latency: bool = False
+             ) -> List[int]:
     """Wait until every event finished (cw_wait_all); options as ``wait``
     (``strategy`` and ``spin_us`` are checked but unused: cw_wait_all waits
     one way).
@@ -518,7 +528,7 @@ def wait_all(events: Iterable[Event], *, strategy: Union[str, int] = "default",
     handles = _handles(events)
     n = len(handles)
     arr = (ctypes.c_void_p * n)(*handles)
-    opts = _options(strategy, check_interval, spin_us, flush)
+    opts = _options(strategy, check_interval, spin_us, flush, latency)
     timeout_us = _timeout_us(timeout)
     statuses = (ctypes.c_int32 * n)()
     rc = _sliced(lambda: _lib.cw_wait_all(arr, n, ctypes.byref(opts), statuses), opts,
@@ -532,7 +542,8 @@ def wait_all(events: Iterable[Event], *, strategy: Union[str, int] = "default",
 
 def wait_any(events: Iterable[Event], *, strategy: Union[str, int] = "default",
              timeout: Optional[float] = None, check_interval: Optional[float] = None,
-             spin_us: Optional[int] = None, flush: bool = True) -> Tuple[int, int]:
+             spin_us: Optional[int] = None, flush: bool = True, latency: bool = False
+             ) -> Tuple[int, int]:
     """Wait until at least one event finished (cw_wait_any); options as
     ``wait`` (``strategy`` and ``spin_us`` are checked but unused).
 
@@ -543,7 +554,7 @@ def wait_any(events: Iterable[Event], *, strategy: Union[str, int] = "default",
     handles = _handles(events)
     n = len(handles)
     arr = (ctypes.c_void_p * n)(*handles)
-    opts = _options(strategy, check_interval, spin_us, flush)
+    opts = _options(strategy, check_interval, spin_us, flush, latency)
     timeout_us = _timeout_us(timeout)
     index = ctypes.c_size_t(n)
     status = ctypes.c_int32(0)
@@ -630,7 +641,8 @@ class Notifier:
     nothing left to wait for, ends it. The cost is latency: a completion
     that lands during a hold is delivered up to ``hold`` later (plus the
     timer's slack); the first completion after a quiet spell is delivered
-    at once.
+    at once. While a watch made with ``latency=True`` is pending there is
+    no hold: each completion is delivered at the wake-up it causes.
     """
 
     _BATCH = 64
@@ -657,6 +669,8 @@ class Notifier:
         self._reading = False
         self._timer: Optional[_HoldTimer] = None
         self._holding = False
+        # The pending watches made with latency=True: no hold while any is.
+        self._urgent: set = set()
 
     @property
     def fd(self) -> int:
@@ -667,12 +681,15 @@ class Notifier:
         """Watches not yet finished or cancelled."""
         return _lib.cw_notifier_pending(self._ptr) if self._ptr else 0
 
-    def watch(self, event: Event) -> Tuple[int, asyncio.Future]:
+    def watch(self, event: Event, latency: bool = False) -> Tuple[int, asyncio.Future]:
         """Start watching ``event`` (a pyopencl event or a ``cw.RawEvent``;
-        TypeError otherwise): returns (tag, future of its status)."""
+        TypeError otherwise): returns (tag, future of its status).
+        latency=True: no hold while this watch is pending (its result, and
+        every other, is delivered at the wake-up its completion causes)."""
         if not self._ptr:
             raise _bad("the notifier is closed")
         handle = _handle(event)
+        urgent = _bool("latency", latency)
         tag = next(self._tags)
         err = ctypes.c_int32(0)
         rc = _lib.cw_notifier_watch(self._ptr, handle, tag, ctypes.byref(err))
@@ -681,6 +698,9 @@ class Notifier:
                                                  _C["CW_ERR_INVALID_EVENT"]) else None)
         fut = self._loop.create_future()
         self._waiting[tag] = (fut, event)
+        if urgent:
+            self._urgent.add(tag)
+            self._end_hold()
         if not self._reading and not self._holding:
             self._loop.add_reader(self._fd, self._on_readable)
             self._reading = True
@@ -690,17 +710,19 @@ class Notifier:
         """Stop watching: no result will be delivered for ``tag``."""
         if self._waiting.pop(tag, None) is not None and self._ptr:
             _lib.cw_notifier_cancel(self._ptr, tag)
+        self._urgent.discard(tag)
         self._idle()
 
     async def _watched(self, events: Sequence[Event], timeout: Optional[float],
-                       body: Callable[[List[asyncio.Future]], Any],
+                       latency: bool, body: Callable[[List[asyncio.Future]], Any],
                        last_look: Callable[[], Any]) -> Any:
         timeout_us = _timeout_us(timeout)
+        _bool("latency", latency)
         tags: List[int] = []
         futs: List[asyncio.Future] = []
         try:
             for e in events:
-                tag, fut = self.watch(e)
+                tag, fut = self.watch(e, latency)
                 tags.append(tag)
                 futs.append(fut)
             coro = body(futs)
@@ -722,14 +744,16 @@ class Notifier:
                 else:
                     fut.exception()  # retrieved: no "never retrieved" warning
 
-    async def wait(self, event: Event, timeout: Optional[float] = None) -> int:
-        """Await ``event``; returns its status or raises like ``cw.wait``."""
+    async def wait(self, event: Event, timeout: Optional[float] = None,
+                   latency: bool = False) -> int:
+        """Await ``event``; returns its status or raises like ``cw.wait``.
+        latency: as in ``watch``."""
         _handle(event)
-        return await self._watched([event], timeout, lambda futs: futs[0],
-                                   lambda: _last_look(wait, event))
+        return await self._watched([event], timeout, latency, lambda futs: futs[0],
+                                   lambda: _last_look(wait, event, latency))
 
-    async def wait_all(self, events: Iterable[Event], timeout: Optional[float] = None
-                       ) -> List[int]:
+    async def wait_all(self, events: Iterable[Event], timeout: Optional[float] = None,
+                       latency: bool = False) -> List[int]:
         """Await every event; raises like ``cw.wait_all`` (after all finished)."""
         events = list(events)
         _handles(events)
@@ -750,10 +774,11 @@ class Notifier:
                 raise first
             return statuses
 
-        return await self._watched(events, timeout, body, lambda: _last_look(wait_all, events))
+        return await self._watched(events, timeout, latency, body,
+                                   lambda: _last_look(wait_all, events, latency))
 
-    async def wait_any(self, events: Iterable[Event], timeout: Optional[float] = None
-                       ) -> Tuple[int, int]:
+    async def wait_any(self, events: Iterable[Event], timeout: Optional[float] = None,
+                       latency: bool = False) -> Tuple[int, int]:
         """Await the first event to finish: (index, status), like ``cw.wait_any``."""
         events = list(events)
         _handles(events)
@@ -767,10 +792,11 @@ class Notifier:
                 raise exc
             return i, futs[i].result()
 
-        return await self._watched(events, timeout, body, lambda: _last_look(wait_any, events))
+        return await self._watched(events, timeout, latency, body,
+                                   lambda: _last_look(wait_any, events, latency))
 
     def _on_readable(self) -> None:
-        if self._deliver() and self._waiting and self._hold_ns:
+        if self._deliver() and self._waiting and self._hold_ns and not self._urgent:
             # Completions that land in the next hold_ns are delivered together.
             if self._timer is None:
                 self._timer = _HoldTimer()
@@ -785,7 +811,7 @@ class Notifier:
     def _on_hold_end(self) -> None:
         assert self._timer is not None
         self._timer.expired()
-        if self._deliver() and self._waiting:
+        if self._deliver() and self._waiting and not self._urgent:
             self._timer.arm(self._hold_ns)  # still a stream of completions: hold on
             return
         self._end_hold()
@@ -809,14 +835,16 @@ class Notifier:
         # loop, on its thread: every step here is paid per event. The ctypes
         # call itself costs about 3 µs (cw_notifier_drain included); one
         # result's future about as much again.
-        drain, results, batch, waiting = _lib.cw_notifier_drain, self._results, self._BATCH, \
-            self._waiting
+        drain, results, batch, waiting, urgent = _lib.cw_notifier_drain, self._results, \
+            self._BATCH, self._waiting, self._urgent
         delivered = 0
         while self._ptr:
             k = drain(self._ptr, results, batch)
             delivered += k
             for tag, rc, status in _RESULT.iter_unpack(self._bytes[:k * _RESULT.size]):
                 entry = waiting.pop(tag, None)
+                if urgent:
+                    urgent.discard(tag)
                 if entry is None or entry[0].done():
                     continue
                 if rc == _OK:
@@ -867,10 +895,10 @@ class Notifier:
             self._timer = None
 
 
-def _last_look(sync_wait: Callable[..., Any], events: Any) -> Any:
+def _last_look(sync_wait: Callable[..., Any], events: Any, latency: bool) -> Any:
     """After an asynchronous wait's timeout: the synchronous wait's one
     look (timeout 0, CW_WAIT_POLL), without flushing, from the loop's thread."""
-    return sync_wait(events, timeout=0, flush=False)
+    return sync_wait(events, timeout=0, flush=False, latency=latency)
 
 
 # One notifier per running loop, kept only while awaits are pending: the
@@ -900,17 +928,20 @@ async def _shared(use: Callable[[Notifier], Any]) -> Any:
         _unshare(loop, n)
 
 
-async def wait_async(event: Event, *, timeout: Optional[float] = None) -> int:
+async def wait_async(event: Event, *, timeout: Optional[float] = None,
+                     latency: bool = False) -> int:
     """Await ``event`` on the running loop through its shared notifier.
 
     timeout: seconds, None or ``float('inf')`` for none. Returns CL_COMPLETE
     or raises CommandFailed, Timeout or another CwError. When the timeout
     passes, the answer is ``cw.wait``'s with ``timeout=0`` (one look): a
     Timeout with the status read, as the synchronous wait's, or the result
-    of an event that finished on the deadline.
+    of an event that finished on the deadline. latency=True: the notifier
+    delivers at once while this await is pending, without its hold
+    (``Notifier``).
     """
-    if timeout is not None:
-        return await _shared(lambda n: n.wait(event, timeout))
+    if timeout is not None or latency is not False:
+        return await _shared(lambda n: n.wait(event, timeout, latency))
     # The common case, awaited per event by the thousand: one watch and its
     # future, without the layers of coroutines that timeouts and many events
     # need (each is paid again when the await resumes).
@@ -927,16 +958,16 @@ async def wait_async(event: Event, *, timeout: Optional[float] = None) -> int:
         _unshare(loop, n)
 
 
-async def wait_all_async(events: Iterable[Event], *, timeout: Optional[float] = None
-                         ) -> List[int]:
+async def wait_all_async(events: Iterable[Event], *, timeout: Optional[float] = None,
+                         latency: bool = False) -> List[int]:
     """Await every event on the running loop (as ``wait_all``, no thread)."""
-    return await _shared(lambda n: n.wait_all(events, timeout))
+    return await _shared(lambda n: n.wait_all(events, timeout, latency))
 
 
-async def wait_any_async(events: Iterable[Event], *, timeout: Optional[float] = None
-                         ) -> Tuple[int, int]:
+async def wait_any_async(events: Iterable[Event], *, timeout: Optional[float] = None,
+                         latency: bool = False) -> Tuple[int, int]:
     """Await the first of the events to finish: (index, status), as ``wait_any``."""
-    return await _shared(lambda n: n.wait_any(events, timeout))
+    return await _shared(lambda n: n.wait_any(events, timeout, latency))
 
 
 # --- statistics, versions, names ---------------------------------------------------

@@ -202,15 +202,16 @@ def _targets() -> List[Tuple[Any, str, Callable[[Any], Any]]]:
 
 
 def install(strategy: Union[str, int] = "default", *, check_interval: Optional[float] = None,
-            spin_us: Optional[int] = None) -> None:
+            spin_us: Optional[int] = None, latency: bool = False) -> None:
     """Route pyopencl's waits through cw (see the module's documentation),
     with these options of ``cw.wait`` (checked here: ``cw.InvalidArgument``
     or TypeError for bad ones). Installing again only changes the options:
     there is one layer, which one ``uninstall()`` removes. Thread-safe."""
     global _opts
-    _cw._options(strategy, check_interval, spin_us, True)  # raises for bad options
+    _cw._options(strategy, check_interval, spin_us, True, latency)  # raises for bad options
     with _lock:
-        _opts = dict(strategy=strategy, check_interval=check_interval, spin_us=spin_us)
+        _opts = dict(strategy=strategy, check_interval=check_interval, spin_us=spin_us,
+                     latency=latency)
         if _originals:
             return
         targets = _targets()
@@ -242,12 +243,12 @@ def options() -> Dict[str, Any]:
 
 @contextlib.contextmanager
 def installed(strategy: Union[str, int] = "default", *, check_interval: Optional[float] = None,
-              spin_us: Optional[int] = None) -> Iterator[None]:
+              spin_us: Optional[int] = None, latency: bool = False) -> Iterator[None]:
     """``install()`` for a ``with`` block; afterwards the state before it
     (not installed, or installed with the options it had) comes back."""
     with _lock:
         before = dict(_opts) if _originals else None
-    install(strategy, check_interval=check_interval, spin_us=spin_us)
+    install(strategy, check_interval=check_interval, spin_us=spin_us, latency=latency)
     try:
         yield
     finally:

@@ -339,3 +339,58 @@ def test_installed_package():
     expect = os.environ.get("CW_EXPECT_FOUND_BY")
     if expect:
         assert cw.library_found_by() == expect, cw.library_path()
+
+
+def test_latency_reaches_the_flags_of_every_wait(cl_env, monkeypatch):
+    # latency=True is CW_WAIT_LATENCY in the options each C wait receives;
+    # False (the default) leaves it out.
+    seen = {}
+    for name in ("cw_wait", "cw_wait_all", "cw_wait_any"):
+        real = getattr(cw._lib, name)
+
+        def spy(*args, name=name, real=real):
+            opts = args[1] if name == "cw_wait" else args[2]
+            seen.setdefault(name, []).append(opts._obj.flags & _ffi.CONSTANTS["CW_WAIT_LATENCY"])
+            return real(*args)
+
+        monkeypatch.setattr(cw._lib, name, spy)
+    k = Axpy(cl_env)
+    assert cw.wait(k.enqueue(), latency=True, timeout=30) == COMPLETE
+    assert cw.wait_all([k.enqueue()], latency=True) == [COMPLETE]
+    assert cw.wait_any([k.enqueue()], latency=True) == (0, COMPLETE)
+    assert cw.wait(k.enqueue()) == COMPLETE
+    k.check()
+    flag = _ffi.CONSTANTS["CW_WAIT_LATENCY"]
+    assert seen == {"cw_wait": [flag, 0], "cw_wait_all": [flag], "cw_wait_any": [flag]}
+
+
+def test_latency_await_is_not_held(cl_env):
+    # A notifier holds its deliveries after one that left watches pending,
+    # unless a pending watch asked for latency: then each completion is
+    # delivered at the wake-up it causes.
+    ctx = cl_env[0]
+
+    async def run(latency):
+        events = [cl.UserEvent(ctx) for _ in range(2)]
+        with cw.Notifier(hold=1) as n:
+            _, first = n.watch(events[0])
+            second = asyncio.ensure_future(n.wait(events[1], latency=latency))
+            await asyncio.sleep(0)
+            events[0].set_status(COMPLETE)
+            assert await first == COMPLETE
+            held = n._holding
+            events[1].set_status(COMPLETE)
+            assert await second == COMPLETE
+            return held
+
+    assert asyncio.run(run(False))  # the hold this test relies on
+    assert not asyncio.run(run(True))
+    done = cl.UserEvent(ctx)
+    done.set_status(COMPLETE)
+
+    async def shared():
+        return (await cw.wait_async(done, latency=True),
+                await cw.wait_all_async([done], latency=True),
+                await cw.wait_any_async([done], latency=True))
+
+    assert asyncio.run(shared()) == (COMPLETE, [COMPLETE], (0, COMPLETE))

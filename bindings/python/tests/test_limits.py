@@ -160,6 +160,19 @@ def test_flush_takes_only_bools(done):
     assert cw.wait(done, flush=False) == cw.wait(done, flush=True) == COMPLETE
 
 
+def test_latency_takes_only_bools(done):
+    for bad in ("yes", 1, None, 1.0):
+        rejects("latency must be True or False", lambda: cw.wait(done, latency=bad), TypeError)
+        rejects("latency must be True or False", lambda: cw.wait_all([done], latency=bad),
+                TypeError)
+        rejects("latency must be True or False", lambda: cw.wait_any([done], latency=bad),
+                TypeError)
+        for call in (lambda: cw.wait_async(done, latency=bad),
+                     lambda: cw.wait_all_async([done], latency=bad),
+                     lambda: cw.wait_any_async([done], latency=bad)):
+            rejects("latency must be True or False", lambda: asyncio.run(call()), TypeError)
+
+
 def test_strerror_arguments():
     assert cw.strerror(C["CW_ERR_TIMEOUT"]) == "timed out"
     for bad in ("x", 1.0, None, True, b"-3"):

@@ -62,7 +62,7 @@ def test_install_twice_is_once_and_uninstall_restores():
         cwp.install("cooperative", spin_us=5)
         assert current() == once  # no second layer, only the options changed
         assert cwp.options() == {"strategy": "cooperative", "check_interval": None,
-                                 "spin_us": 5}
+                                 "spin_us": 5, "latency": False}
     finally:
         cwp.uninstall()
     assert current() == ORIGINALS and not cwp.is_installed() and cwp.options() == {}
@@ -75,7 +75,27 @@ def test_bad_options_install_nothing():
         cwp.install("no-such-strategy")
     with pytest.raises(TypeError):
         cwp.install(spin_us=1.5)
+    with pytest.raises(TypeError, match="latency must be True or False"):
+        cwp.install(latency="yes")
     assert current() == ORIGINALS and not cwp.is_installed()
+
+
+def test_latency_reaches_the_routed_waits(cl_env, monkeypatch):
+    flags = []
+    real = cw._lib.cw_wait
+
+    def spy(handle, opts, status):
+        flags.append(opts._obj.flags)
+        return real(handle, opts, status)
+
+    monkeypatch.setattr(cw._lib, "cw_wait", spy)
+    k = Axpy(cl_env)
+    with cwp.installed(latency=True):
+        assert cwp.options()["latency"] is True
+        k.enqueue().wait()
+    k.enqueue().wait()  # pyopencl's own wait again: not through cw
+    assert flags and all(f & cw._ffi.CONSTANTS["CW_WAIT_LATENCY"] for f in flags)
+    k.check()
 
 
 def test_context_manager_restores_the_state_before():
