@@ -240,6 +240,12 @@ static void choose_late(const cw__facts *f, cw__choice *c) {
     c->plan_ns = f->end_ns ? f->end_ns : f->expected_ns;
     c->fine_ns = fine_of(f, c->plan_ns);
     c->fine_early_ns = early_of(f, c->fine_ns, c->plan_ns);
+    /* Where polls told the queue's ends and they lie close together (within
+     * 1/16 of the plan, on average), one sleep reaches the fine polls: the
+     * sleeps that double toward the end guard against an estimate far too
+     * long, and cost a wake-up and a status read each. */
+    c->sleep_to_end = c->fine_ns && f->end_ns && c->plan_ns == f->end_ns &&
+                      f->end_dev_ns <= f->end_ns >> CW__LATE_EARLY_SHIFT;
     if (f->callers_parker || f->turn % CW__LATE_SAMPLE_EVERY == 0) {
         c->way = CW__WAY_POLL_STEPS;
         c->why = "late callbacks; polls with the callback registered";

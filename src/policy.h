@@ -105,7 +105,8 @@ typedef struct cw__choice {
                            * end (from fine_early_ns before it to CW__LATE_FINE_WINDOW_SHIFT
                            * past it); 0: the usual steps */
     uint64_t fine_early_ns;
-    const char *why; /* the rule, in a few words (tests, --trace) */
+    bool sleep_to_end; /* polling ways: the first sleep may reach the fine polls at once */
+    const char *why;   /* the rule, in a few words (tests, --trace) */
 } cw__choice;
 
 /* Whether callbacks on a platform are late for a wait expected to last

@@ -209,6 +209,8 @@ cw__poll_steps cw__late_steps(const cw__plan *p, const cw__choice *ch, bool wake
     s.expected = ch->plan_ns;
     cw__poll_steps_hybrid(p, &s);
     cw__poll_steps_fine(&s, ch->fine_ns, ch->fine_early_ns);
+    if (ch->sleep_to_end)
+        s.least = s.expected;
     return s;
 }
 

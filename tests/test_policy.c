@@ -474,7 +474,28 @@ static void switched_off_mechanisms_are_not_used(void **state) {
     assert_false(c.rise);
 }
 
+/* A late wait sleeps to its fine polls at once only where polls told the
+ * queue's ends and they lie close together. */
+static void late_waits_sleep_to_the_end_only_where_it_is_told(void **state) {
+    (void)state;
+    cw__choice c;
+    cw__facts told = {BASE, .expected_ns = 100 * MS, .end_ns = 100 * MS, .end_dev_ns = 1 * MS,
+                      .driver = voted(platform(LATE_NS), false)};
+    cw__policy_choose(&told, &c);
+    assert_int_equal(c.way, CW__WAY_SLEEP_POLL);
+    assert_true(c.sleep_to_end);
+    assert_int_equal(c.fine_early_ns, 2 * MS);
+    told.end_dev_ns = (100 * MS >> CW__LATE_EARLY_SHIFT) + 1;
+    cw__policy_choose(&told, &c);
+    assert_false(c.sleep_to_end);
+    assert_int_equal(c.fine_early_ns, 100 * MS >> CW__LATE_EARLY_SHIFT); /* at most 1/16 */
+    told.end_ns = 0;
+    cw__policy_choose(&told, &c);
+    assert_false(c.sleep_to_end);
+}
+
 static const struct CMUnitTest policy_tests[] = {
+    cmocka_unit_test(late_waits_sleep_to_the_end_only_where_it_is_told),
     cmocka_unit_test(switched_off_mechanisms_are_not_used),
     cmocka_unit_test(rules_hold),
     cmocka_unit_test(spare_cpu_is_read_only_where_it_matters),
