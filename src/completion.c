@@ -390,3 +390,22 @@ bool cw__completion_release(cw__completion *c, int32_t *status) {
 unsigned cw__completion_outstanding(void) {
     return atomic_load_explicit(&outstanding, memory_order_relaxed);
 }
+
+cw__linger *cw__linger_release(cw__linger *list, bool all, void (*release)(cw__linger *),
+                               cw__linger **tail) {
+    cw__linger *keep = NULL;
+    *tail = NULL;
+    while (list) {
+        cw__linger *next = list->next;
+        if (all || cw__completion_settled(list->completion)) {
+            release(list);
+        } else {
+            list->next = keep;
+            keep = list;
+            if (!*tail)
+                *tail = list;
+        }
+        list = next;
+    }
+    return keep;
+}

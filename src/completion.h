@@ -97,6 +97,22 @@ bool cw__completion_is_signalled(const cw__completion *c);
  */
 bool cw__completion_settled(const cw__completion *c);
 
+/*
+ * Objects that each hold a signalled completion, and must not be released
+ * before its signaller is done with it, linger on a list of these nodes
+ * (one embedded in each object, its completion set) until it is.
+ * cw__linger_release hands each node whose completion has settled, or with
+ * `all` every node (whose release then waits for its signaller), to
+ * `release`, and returns the others as a list, *tail set to its last node
+ * (NULL for none). The list is the caller's: no lock is taken.
+ */
+typedef struct cw__linger {
+    struct cw__linger *next;
+    cw__completion *completion;
+} cw__linger;
+cw__linger *cw__linger_release(cw__linger *list, bool all, void (*release)(cw__linger *),
+                               cw__linger **tail);
+
 /* The status passed to the signal; meaningful once signalled, and only
  * until the completion is released (the slot may then serve another wait). */
 int32_t cw__completion_status(const cw__completion *c);

@@ -142,43 +142,34 @@ static void free_watch(cw__watch *w) {
 
 /* Under the mutex: `w` is out of every list; free it now (onto `*later`,
  * outside the mutex) or when the last status check reading it is done. */
-static void doom(cw__watch *w, cw__watch **later) {
+static void doom(cw__watch *w, cw__linger **later) {
     if (!cw__pins_doom(&w->pins))
         return;
-    w->free_next = *later;
-    *later = w;
+    w->free.completion = w->completion;
+    w->free.next = *later;
+    *later = &w->free;
+}
+
+static void free_node(cw__linger *l) {
+    free_watch(cw__container_of(l, cw__watch, free));
 }
 
 /* Its own link: a signaller racing with destroy may still push a watch onto
- * the ready list (writing ready_next) until free_watch's release returns. */
-static void free_all(cw__watch *w) {
-    while (w) {
-        cw__watch *next = w->free_next;
-        free_watch(w);
-        w = next;
-    }
+ * the ready list (writing ready_next) until free_watch's release returns,
+ * which it waits for. */
+static void free_all(cw__linger *list) {
+    cw__linger *tail;
+    (void)cw__linger_release(list, true, free_node, &tail);
 }
 
 /* Outside the mutex, for drain: free the watches whose signaller is done
  * with them; the others linger until a later drain or destroy. Every watch
  * here came off the ready list, so a signal claimed it. */
-static void free_settled(cw_notifier *n, cw__watch *w) {
-    cw__watch *keep = NULL, *keep_tail = NULL;
-    while (w) {
-        cw__watch *next = w->free_next;
-        if (cw__completion_settled(w->completion)) {
-            free_watch(w);
-        } else {
-            w->free_next = keep;
-            keep = w;
-            if (!keep_tail)
-                keep_tail = w;
-        }
-        w = next;
-    }
+static void free_settled(cw_notifier *n, cw__linger *list) {
+    cw__linger *tail, *keep = cw__linger_release(list, false, free_node, &tail);
     if (keep) {
         pthread_mutex_lock(&n->mutex);
-        keep_tail->free_next = n->lingering;
+        tail->next = n->lingering;
         n->lingering = keep;
         pthread_mutex_unlock(&n->mutex);
     }
@@ -247,7 +238,7 @@ int cw_notifier_watch(cw_notifier *n, cl_event event, uint64_t tag, cl_int *cl_e
 }
 
 /* Under the mutex: unpin; a watch doomed meanwhile goes onto `*later`. */
-static void unpin(cw__watch **pinned, size_t count, cw__watch **later) {
+static void unpin(cw__watch **pinned, size_t count, cw__linger **later) {
     for (size_t i = 0; i < count; ++i) {
         cw__watch *w = pinned[i];
         if (cw__pins_drop(&w->pins))
@@ -282,7 +273,7 @@ size_t cw_notifier_drain(cw_notifier *n, cw_notifier_result *out, size_t max) {
     pthread_mutex_lock(&n->mutex);
     /* Freed at the end, outside the mutex: the watches left lingering by
      * earlier drains first. */
-    cw__watch *later = n->lingering;
+    cw__linger *later = n->lingering;
     n->lingering = NULL;
     /* Reset the eventfd before taking the list: a push after the reset that
      * finds the list empty writes again, so no push goes unannounced. */
@@ -407,13 +398,14 @@ void cw_notifier_destroy(cw_notifier *n) {
      * disarms it (a later callback is ignored) or waits for an unpark in
      * progress; after that nothing references the notifier. */
     pthread_mutex_lock(&n->mutex);
-    cw__watch *all = n->lingering; /* their release waits for the signallers */
+    cw__linger *all = n->lingering; /* their release waits for the signallers */
     n->lingering = NULL;
     while (n->live) {
         cw__watch *w = n->live;
         n->live = w->next;
-        w->free_next = all;
-        all = w;
+        w->free.completion = w->completion;
+        w->free.next = all;
+        all = &w->free;
     }
     pthread_mutex_unlock(&n->mutex);
     free_all(all);

@@ -54,7 +54,7 @@ typedef struct cw__watch {
     uint64_t due_ns;               /* its next failed-command check; UINT64_MAX: none */
     cw__pins pins;                 /* status checks reading it outside the mutex (base.h) */
     struct cw__watch *ready_next;  /* ready list (lock-free), then taken list (mutex) */
-    struct cw__watch *free_next;   /* a list of watches to free, local to one call */
+    cw__linger free;               /* a list of watches to free (local to one call, or lingering) */
     struct cw__watch *prev, *next; /* every live cw__watch */
 } cw__watch;
 
@@ -68,7 +68,7 @@ struct cw_notifier {
     cw__watch *_Atomic ready;
     cw__watch *taken_head, *taken_tail; /* taken from `ready`, not yet delivered (FIFO) */
     cw__watch *live;                    /* all watches not yet freed, cancelled ones included */
-    cw__watch *lingering;               /* taken out, their signaller not done yet (free_next) */
+    cw__linger *lingering;              /* taken out, their signaller not done yet (free) */
     size_t pending;                     /* live watches not cancelled */
     cw__check_schedule checks;          /* the failed-command status checks; set at create */
     uint64_t check_due_ns;              /* when the armed timer expires; 0: disarmed */

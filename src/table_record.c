@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 /* Finished records whose teardown waits for the next call (table.c, forget). */
-static cw__record *_Atomic deferred;
+static cw__linger *_Atomic deferred;
 
 /*
  * Torn-down records kept for the next first subscriber, so that a wait on a
@@ -58,23 +58,37 @@ void cw__record_tear_down_all(cw__record *r) {
     }
 }
 
-/* Push a list of finished records (linked by `next`) onto `deferred`. */
-void cw__record_defer_all(cw__record *first) {
-    cw__record *last = first;
-    while (last->next)
-        last = last->next;
-    cw__record *head = atomic_load_explicit(&deferred, memory_order_relaxed);
+static void tear_down_node(cw__linger *l) {
+    cw__record_tear_down(cw__container_of(l, cw__record, linger));
+}
+
+/* Push the lingering nodes `first` to `last` onto `deferred`. */
+static void defer_nodes(cw__linger *first, cw__linger *last) {
+    cw__linger *head = atomic_load_explicit(&deferred, memory_order_relaxed);
     do
         last->next = head;
     while (!atomic_compare_exchange_weak_explicit(&deferred, &head, first, memory_order_release,
                                                   memory_order_relaxed));
 }
 
+void cw__record_defer_all(cw__record *first) {
+    cw__linger *head = NULL, *last = NULL;
+    for (cw__record *r = first; r; r = r->next) {
+        r->linger.completion = r->fired;
+        r->linger.next = head;
+        head = &r->linger;
+        if (!last)
+            last = head;
+    }
+    if (head)
+        defer_nodes(head, last);
+}
+
 /*
  * Tear down the records whose teardown was put off (see forget). `wait`:
  * all of them, waiting for callbacks still returning (for the counts of
  * tests and leak checks). Otherwise only those whose callback's thread is
- * done with them (cw__completion_settled): on one CPU the waiter that the
+ * done with them (cw__linger_release): on one CPU the waiter that the
  * fan-out woke runs on while that thread, preempted, has yet to return,
  * and releasing its record's completion would spin and yield until it
  * has; the rest wait for a later call.
@@ -82,18 +96,8 @@ void cw__record_defer_all(cw__record *first) {
 void cw__record_run_deferred(bool wait) {
     if (!atomic_load_explicit(&deferred, memory_order_relaxed))
         return;
-    cw__record *r = atomic_exchange_explicit(&deferred, NULL, memory_order_acquire);
-    cw__record *later = NULL;
-    while (r) {
-        cw__record *next = r->next;
-        if (wait || cw__completion_settled(r->fired))
-            cw__record_tear_down(r);
-        else {
-            r->next = later;
-            later = r;
-        }
-        r = next;
-    }
-    if (later)
-        cw__record_defer_all(later);
+    cw__linger *list = atomic_exchange_explicit(&deferred, NULL, memory_order_acquire), *last;
+    cw__linger *keep = cw__linger_release(list, wait, tear_down_node, &last);
+    if (keep)
+        defer_nodes(keep, last);
 }

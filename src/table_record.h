@@ -72,6 +72,7 @@ typedef struct cw__record {
     cw__driver *measure; /* seen finished at seen_ns before the callback: give it the lateness */
     uint64_t seen_ns, running_ns;
     struct cw__record *next; /* table chain, then a teardown list */
+    cw__linger linger;       /* put off for teardown until `fired` settles */
 } cw__record;
 
 /* A torn-down record for the next first subscriber, or NULL (under the

@@ -212,6 +212,52 @@ static void settled_after_the_watchers_wake_returns(void **state) {
     }
 }
 
+/* A linger list releases the nodes whose signaller is done (or all), and
+ * keeps the others, in a list whose tail it names. */
+static int released;
+static void count_release(cw__linger *l) {
+    (void)l;
+    ++released;
+}
+
+static void linger_releases_the_settled_and_keeps_the_rest(void **state) {
+    (void)state;
+    struct holder h = {.watcher = {holder_wake}};
+    atomic_init(&h.entered, 0);
+    atomic_init(&h.leave, 0);
+    cw__completion *busy, *done;
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &busy), CW_OK);
+    assert_int_equal(cw__completion_acquire(CW__COMPLETION_YIELD, &done), CW_OK);
+    struct holder quick = {.watcher = {holder_wake}};
+    atomic_init(&quick.entered, 0);
+    atomic_init(&quick.leave, 1); /* its wake returns at once */
+    cw__completion_watch(busy, &h.watcher);
+    cw__completion_watch(done, &quick.watcher);
+    cw__completion_signal_token(cw__completion_token(done), CL_COMPLETE);
+    assert_true(cw__completion_settled(done));
+    uintptr_t token = cw__completion_token(busy);
+    pthread_t t = cw_test_spawn(signal_now, &token);
+    while (!atomic_load(&h.entered))
+        sched_yield();
+    cw__linger nodes[3] = {{&nodes[1], done}, {&nodes[2], busy}, {NULL, done}};
+    cw__linger *tail;
+    released = 0;
+    cw__linger *keep = cw__linger_release(&nodes[0], false, count_release, &tail);
+    assert_int_equal(released, 2);
+    assert_ptr_equal(keep, &nodes[1]);
+    assert_ptr_equal(tail, &nodes[1]);
+    assert_null(keep->next);
+    atomic_store(&h.leave, 1);
+    cw_test_join(t);
+    released = 0;
+    keep = cw__linger_release(keep, true, count_release, &tail);
+    assert_int_equal(released, 1);
+    assert_null(keep);
+    assert_null(tail);
+    assert_true(cw__completion_release(busy, NULL));
+    assert_true(cw__completion_release(done, NULL));
+}
+
 /* Release of a completion must wait for its watcher's wake: the wake here
  * dawdles and then writes into memory the owner frees right after release.
  * AddressSanitizer reports it if release returns too early. The watcher is
@@ -280,6 +326,7 @@ static const struct CMUnitTest completion_tests[] = {
     cmocka_unit_test(acquire_rejects_bad_input),
     cmocka_unit_test(pool_grows_and_recycles),
     cmocka_unit_test(settled_after_the_watchers_wake_returns),
+    cmocka_unit_test(linger_releases_the_settled_and_keeps_the_rest),
     cmocka_unit_test(completion_release_waits_for_watcher),
 };
 
