@@ -54,7 +54,8 @@ static const struct {
     uint64_t least_ns;
 } classes[CW__CLASSES] = {
     [CW__CLASS_NEAR] = {CW__CLASS_TRIALS, CW__CLASS_TICKETS, CW__VOTE_MIN_NS},
-    [CW__CLASS_FAR] = {CW__CLASS_FAR_TRIALS, CW__CLASS_FAR_TICKETS, CW__CLASS_FAR_NS / 2u},
+    [CW__CLASS_FAR] = {CW__CLASS_FAR_TRIALS, CW__CLASS_FAR_TICKETS,
+                       CW__CLASS_FAR_NS >> CW__CLASS_FAR_LEAST_SHIFT},
     [CW__CLASS_SHORT] = {CW__CLASS_TRIALS, CW__CLASS_TICKETS, CW__CLASS_SHORT_MIN_NS},
 };
 
@@ -179,7 +180,7 @@ static uint64_t peek_of(const cw__facts *f, uint64_t plan_ns) {
         return 0;
     if (f->driver.lateness_known && f->turn % CW__PEEK_EVERY != 0)
         return 0;
-    return plan_ns / 2u;
+    return plan_ns >> CW__PEEK_SHIFT;
 }
 
 /* A late wait's poll spacing around the expected end: a command that
@@ -192,7 +193,7 @@ static uint64_t fine_of(const cw__facts *f, uint64_t plan_ns) {
     if (!plan_ns)
         return 0;
     if (f->latency && f->spare_cpu)
-        return 1000u;
+        return CW__LATENCY_FINE_NS;
     uint64_t fine = plan_ns >> CW__LATE_FINE_SHIFT;
     return fine > CW__LATE_FINE_LEAST_NS ? fine : CW__LATE_FINE_LEAST_NS;
 }
@@ -203,9 +204,11 @@ static uint64_t fine_of(const cw__facts *f, uint64_t plan_ns) {
 static uint64_t early_of(const cw__facts *f, uint64_t fine_ns, uint64_t plan_ns) {
     if (!fine_ns)
         return 0;
-    uint64_t early = 2u * fine_ns > CW__LATE_FINE_LEAST_NS ? 2u * fine_ns : CW__LATE_FINE_LEAST_NS;
-    if (early < 2u * f->end_dev_ns)
-        early = 2u * f->end_dev_ns;
+    uint64_t early = CW__LATE_EARLY_STEPS * fine_ns;
+    if (early < CW__LATE_FINE_LEAST_NS)
+        early = CW__LATE_FINE_LEAST_NS;
+    if (early < CW__LATE_EARLY_SPREADS * f->end_dev_ns)
+        early = CW__LATE_EARLY_SPREADS * f->end_dev_ns;
     uint64_t most = plan_ns >> CW__LATE_EARLY_SHIFT;
     return early < most ? early : most;
 }
@@ -260,7 +263,8 @@ static void choose_late(const cw__facts *f, cw__choice *c) {
      * otherwise send every longer wait to the callback, and never learn. */
     uint64_t longer = c->plan_ns > f->expected_ns ? c->plan_ns : f->expected_ns;
     uint64_t poll_for = d->lateness_ns << CW__LATE_POLL_SHIFT;
-    c->poll_for_ns = poll_for > 2u * longer ? poll_for : 2u * longer;
+    c->poll_for_ns =
+        poll_for > CW__LATE_POLL_PLANS * longer ? poll_for : CW__LATE_POLL_PLANS * longer;
     c->way = CW__WAY_SLEEP_POLL;
     c->why = "late callbacks; sleep toward the end, then poll";
 }

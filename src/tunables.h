@@ -30,6 +30,10 @@
 #define CW__LATE_LEAST_SHIFT 3u /* shift | a late wait's first sleep may last expected >> this, not only the time waited | bench: nvidia model, 30-40 us of CPU a poll */
 #define CW__LATE_FINE_SHIFT 8u /* shift | a late wait polls no further apart than expected >> this near the expected end | bench: 0.4% of the command, under the 0.5% goal at half the polls of 1/512 (nvidia model, 100 ms) */
 #define CW__LATE_FINE_WINDOW_SHIFT 4u /* shift | the fine spacing lasts until E + E >> this has been waited: it bounds what a wrong estimate costs (about 40 polls, once) | design */
+#define CW__LATE_POLL_PLANS 2u /* plans | a late wait polls through at least this many times its longer estimate before it parks on the callback | design: a wait twice as long as planned has outgrown it */
+#define CW__LATE_EARLY_STEPS 2u /* steps | the fine polls begin at least this many fine steps before the expected end | design */
+#define CW__LATE_EARLY_SPREADS 2u /* spreads | and at least this many times the told ends' mean deviation before it | design: most ends fall within two */
+#define CW__LATENCY_FINE_NS 1000u /* ns | with CW_WAIT_LATENCY and a second CPU, the late polls' spacing near the end | design: a poll's own cost */
 #define CW__LATE_FINE_LEAST_NS 50000u /* ns | no finer spacing than this near the end without CW_WAIT_LATENCY and a spare CPU (a wake-up costs 20-40 us of CPU) | bench: nvidia model */
 
 /* The probe (driver.c). */
@@ -37,6 +41,7 @@
 
 /* Peeks: a parked wait reads the status once to see a late callback. */
 #define CW__PEEK_EVERY 64u /* waits | once lateness is known, one parked wait in this many peeks half way | design */
+#define CW__PEEK_SHIFT 1u /* shift | a peek reads the status at expected >> this into the wait (half way) | design */
 #define CW__PEEK_MAX_NS 10000000u /* ns | longer waits do not peek: their spin or checks see lateness | design */
 
 /* Spinning (policy.c: cw__policy_spin_ns; estimate.c: the spare-CPU view). */
@@ -56,6 +61,7 @@
 #define CW__VOTE_TRIAL_MAX_NS 2000000u /* ns | longer expected waits are not trials: a spinning driver would spin that long | design */
 
 /* Parked waits on timely platforms: callback or driver wait, by class. */
+#define CW__CLASS_FAR_LEAST_SHIFT 1u /* shift | a far trial counts from CW__CLASS_FAR_NS >> this (a far wait that ended early tells little) | design */
 #define CW__CLASS_FAR_NS 4000000u /* ns | expected waits from here are of the far class | bench: PoCL 3.1, 1 ms vs 20 ms kernels */
 #define CW__CLASS_TRIALS 8u /* waits | counted trials per way, near and short classes | design */
 #define CW__CLASS_TICKETS 64u /* waits | tickets per class, near and short: the trials end with them | design */

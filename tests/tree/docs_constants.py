@@ -217,7 +217,7 @@ DERIVED = {
     "stats_last_bucket_from_us": lambda v: 2 ** (v["CW_STATS_LATENCY_BUCKETS"] - 2),
     "late_fine_share": lambda v: 2 ** v["CW__LATE_FINE_SHIFT"],
     # A far long-wait trial counts from half the far class's bound on.
-    "far_least_ns": lambda v: v["CW__CLASS_FAR_NS"] // 2,
+    "far_least_ns": lambda v: v["CW__CLASS_FAR_NS"] >> v["CW__CLASS_FAR_LEAST_SHIFT"],
     # Julian years of 365.25 days, rounded down.
     "timeout_none_years": lambda v: v["timeout_none_from_us"] // (31557600 * 10**6),
 }
