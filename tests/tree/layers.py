@@ -32,6 +32,7 @@ LAYERS = {
     "strategy": 6.2, "estimate": 6.2,
     # 6.3: the front doors.
     "wait": 6.3, "waitmany": 6.3, "cw/waitmany": 6.3, "notify": 6.3, "cw/notify": 6.3,
+    "advice": 6.3, "cw/advice": 6.3,
     "cw": 6.3,
 }
 
