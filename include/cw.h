@@ -10,6 +10,7 @@
  *   cw/notify.h    completions that signal an event loop's descriptor
  *   cw/stats.h     counters of what the waits did
  *   cw/learned.h   what auto learned, as text a later process starts from
+ *   cw/advice.h    how cw_wait would wait on a queue now
  * The headers include <CL/cl.h> and leave CL_TARGET_OPENCL_VERSION to the
  * program, as any OpenCL header should. They are C11 and C++11 and later.
  */
@@ -24,5 +25,6 @@
 #include "cw/notify.h"
 #include "cw/stats.h"
 #include "cw/learned.h"
+#include "cw/advice.h"
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include "driver.h"
 #include "estimate.h"
+#include "facts.h"
 #include "learn.h"
 #include "policy.h"
 #include "stats_internal.h"
@@ -14,64 +15,6 @@
 #include "strategy.h"
 #include "table.h"
 #include "ways.h"
-
-#include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* Whether the plan waits on its default futex parker, not a caller's. */
-static bool default_parker(const cw__plan *p) {
-    return p->parker == &p->futex.parker;
-}
-
-/* This thread's count of auto waits: the policy's sampling turns. */
-static _Thread_local unsigned auto_turn;
-
-/*
- * The facts of an auto wait on the queue planned in `p` (cw__estimate_plan)
- * and the platform in p->driver. The spare-CPU fact is read only where the
- * policy says it can matter; with the latency preference any second CPU
- * counts, since spinning then is what the caller asked for.
- */
-/* The mechanisms switched off by CW_AUTO_OFF, read once: a comma-separated
- * list of spin, vote, near, far, short, settled, late, peek, rise. For the
- * benchmark's ablation only (bench/README.md); unknown names are ignored. */
-static unsigned auto_off;
-static void auto_off_read(void) {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } names[] = {{"spin", CW__OFF_SPIN}, {"vote", CW__OFF_VOTE},   {"near", CW__OFF_NEAR},
-                 {"far", CW__OFF_FAR},   {"short", CW__OFF_SHORT}, {"settled", CW__OFF_SETTLED},
-                 {"late", CW__OFF_LATE}, {"peek", CW__OFF_PEEK},   {"rise", CW__OFF_RISE}};
-    const char *s = getenv("CW_AUTO_OFF");
-    while (s && *s) {
-        size_t len = strcspn(s, ",");
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
-            if (strlen(names[i].name) == len && strncmp(s, names[i].name, len) == 0)
-                auto_off |= names[i].bit;
-        s += len + (s[len] == ',');
-    }
-}
-
-static void facts_of(const cw__plan *p, cw__facts *f) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, auto_off_read);
-    f->driver_wait_allowed =
-        p->deadline_ns == CW_DEADLINE_NONE && !(p->flags & CW_WAIT_NO_FLUSH) && default_parker(p);
-    f->callers_parker = !default_parker(p);
-    f->latency = (p->flags & CW_WAIT_LATENCY) != 0;
-    f->spin_cap_ns = p->spin_cap_ns;
-    f->expected_ns = p->expected_ns;
-    f->end_ns = cw__estimate_end_get(p->queue_key, &f->end_dev_ns);
-    f->now_ns = p->start_ns ? p->start_ns : cw_now_ns();
-    f->turn = auto_turn;
-    f->off = auto_off;
-    cw__driver_view_get(p->driver, &f->driver);
-    f->spare_cpu = false;
-    if (cw__policy_needs_spare(f))
-        f->spare_cpu = cw__estimate_spare_cpu(p->queue_key, f->latency);
-}
 
 /* A fixed strategy's choice: its row's, the plan's spin budget. */
 static cw__choice fixed_choice(const cw__plan *p) {
@@ -141,7 +84,7 @@ static bool wait_settled(cl_event event, cw__plan *p, cw__facts *f, cl_int *cl_s
     if (!p->queue_key)
         return false;
     p->driver = cw__driver_of(event);
-    facts_of(p, f);
+    cw__facts_of(p, f);
     if (!f->driver_wait_allowed)
         return false;
     cw__choice ch;
@@ -150,7 +93,7 @@ static bool wait_settled(cl_event event, cw__plan *p, cw__facts *f, cl_int *cl_s
         return false;
     cw__driver_probe(p->driver, event);
     cw__stat_add(CW__STAT_DRIVER_WAITS, 1);
-    ++auto_turn;
+    cw__facts_turn();
     *rc = cw__way_driver(event, cl_status);
     cw__report r = {0};
     cw__learn(event, p, &ch, true, true, *rc, &r);
@@ -215,9 +158,9 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
             if (gathered)
                 cw__driver_view_get(p->driver, &f.driver);
             else
-                facts_of(p, &f);
+                cw__facts_of(p, &f);
             cw__policy_choose(&f, &ch);
-            ++auto_turn;
+            cw__facts_turn();
         } else {
             ch = fixed_choice(p);
         }

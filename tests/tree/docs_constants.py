@@ -177,8 +177,11 @@ OTHER = [
     ("docs/cw-run-internals.md", "after its check interval ({n} by default) and then every {n} that",
      "check_first_ns CW_CHECK_INTERVAL_GROWTH"),
     ("docs/cw-run.md", "`auto` spins for (1 to {n})", "CW_SPIN_US_MAX"),
-    ("docs/cw-run-internals.md", "between {n} and {n}: a wait as long",
-     "CW_CHECK_INTERVAL_US_DEFAULT CW_CHECK_INTERVAL_US_MAX"),
+    ("docs/cw-run-internals.md", "check no sooner than {n} the wait it expects on the event's queue"
+     " (up to {n})", "CW__CHECK_EXPECTED_FACTOR CW__CHECK_EXPECTED_MAX_NS"),
+    ("docs/man/cw_advice_get.3", "A wait under {n} found its commands as good as done",
+     "CW__MICRODELAY_SPIN_NS"),
+    ("include/cw/advice.h", "done (under {n}, as cw_wait judges its own waits", "CW__MICRODELAY_SPIN_NS"),
     ("docs/cw-run-internals.md", "(after {n}, then every {n};", "check_first_ns check_then_ns"),
 ]
 

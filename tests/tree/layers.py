@@ -31,10 +31,11 @@ LAYERS = {
     # 6.1: the event table and the looks at an event.
     "table": 6.1, "table_record": 6.1,
     # 6.2: the strategy table, the plan of one wait, the estimates.
-    "strategy": 6.2, "estimate": 6.2,
+    "strategy": 6.2, "estimate": 6.2, "facts": 6.2,
     # 6.3: the front doors.
     "wait": 6.3, "ways": 6.3, "ways_poll": 6.3, "ways_callback": 6.3, "learn": 6.3,
     "waitmany": 6.3, "cw/waitmany": 6.3, "notify": 6.3, "notify_checks": 6.3, "notify_internal": 6.3, "cw/notify": 6.3,
+    "advice": 6.3, "cw/advice": 6.3,
     "cw": 6.3,
 }
 

@@ -121,6 +121,14 @@ void cwp_config_read(void) {
         }
         cwp_cfg.opt.spin_us = (uint32_t)v;
     }
+    /* The latency preference of auto (CW_WAIT_LATENCY), for every wait. */
+    s = getenv("CW_RUN_LATENCY");
+    if (s && *s && strcmp(s, "0") && strcmp(s, "1")) {
+        cwp_warn("CW_RUN_LATENCY='%s' is not 0 or 1: waits are not interposed", s);
+        return;
+    }
+    if (s && !strcmp(s, "1"))
+        cwp_cfg.opt.flags |= CW_WAIT_LATENCY;
     s = getenv("CW_RUN_HANG_MS");
     if (s && *s) {
         if (!parse_u64(s, UINT64_MAX / 1000000u, &v)) {

@@ -39,6 +39,8 @@ static void usage(FILE *f) {
                "                      makes the program's own calls, measured   [CW_RUN_STRATEGY]\n"
                "  --spin-us N         spin budget, 1..1000000 us, for spin-park and auto\n"
                "                                                                 [CW_RUN_SPIN_US]\n"
+               "  --latency           ask auto to prefer a short added latency over a small\n"
+               "                      CPU cost (CW_WAIT_LATENCY)                 [CW_RUN_LATENCY]\n"
                "  --stats[=FILE]      print a wait profile at exit: a table on stderr, or JSON\n"
                "                      to FILE (each %%p in FILE becomes the pid)  [CW_RUN_STATS]\n"
                "  --trace=FILE        write the waits as a timeline, Chrome trace-event JSON\n"
@@ -308,6 +310,11 @@ int main(int argc, char **argv) {
             bool special = !strcmp(a + 8, "0") || !strcmp(a + 8, "1") || !strcmp(a + 8, "-");
             snprintf(name, sizeof name, "%s%s", special ? "./" : "", a + 8);
             if (!set("CW_RUN_STATS", name))
+                return 2;
+            continue;
+        }
+        if (!strcmp(a, "--latency")) {
+            if (!set("CW_RUN_LATENCY", "1"))
                 return 2;
             continue;
         }

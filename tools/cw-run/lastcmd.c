@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "profile.h"
 #include "settle.h"
 
 /*
@@ -23,10 +22,7 @@ typedef struct slot {
     bool early;             /* that one's callback came before its recording */
     bool in_order;
     bool idle;
-    uint64_t seq;        /* enqueues recorded */
-    uint64_t taken_seq;  /* seq at the last take */
-    uint64_t first_ns;   /* when the first enqueue after it was recorded; 0: none */
-    uint64_t per_cmd_ns; /* the time a command takes (cwp_last_waited); 0: unknown */
+    uint64_t seq; /* enqueues recorded */
 } slot;
 
 static slot table[SLOTS];
@@ -88,21 +84,12 @@ static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data) {
         clReleaseEvent(event);
 }
 
-/* Under the lock: one more enqueue recorded. The first after a take marks
- * when the queue's work for the next clFinish began (a vDSO clock read,
- * once per clFinish). */
-static void count_enqueue(slot *s) {
-    if (s->seq == s->taken_seq)
-        s->first_ns = cwp_wall_ns();
-    ++s->seq;
-}
-
 /* Under the lock: record `event` in `s`; returns the reference to drop.
  * Any enqueue ends the queue's idleness, on out-of-order queues too. */
 static cl_event swap_in(slot *s, cl_event event) {
     if (!s)
         return event; /* not tracked: the caller's reference goes */
-    count_enqueue(s);
+    ++s->seq;
     s->idle = false;
     if (!s->in_order)
         return event;
@@ -136,9 +123,6 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
             s->in_order = in_order;
             s->idle = false;
             s->seq = 0;
-            s->taken_seq = 0;
-            s->first_ns = 0;
-            s->per_cmd_ns = 0;
         }
         in_order = s && s->in_order;
         if (in_order) {
@@ -160,7 +144,7 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
         old = s->event;
         s->event = NULL;
         s->idle = true;
-        count_enqueue(s);
+        ++s->seq;
         drop = event;
     } else {
         drop = swap_in(s, event);
@@ -174,33 +158,16 @@ void cwp_last_put(cl_command_queue queue, cl_event event) {
     cwp_settle_release(drop);
 }
 
-uint64_t cwp_last_expected(const cwp_last *l, uint64_t now_ns) {
-    if (!l->per_cmd_ns || !l->commands)
-        return 0;
-    /* Past an hour the interval is at its cap anyway; the bound keeps the
-     * product from wrapping. */
-    const uint64_t hour = 3600000000000u;
-    if (l->commands > hour / l->per_cmd_ns)
-        return hour;
-    uint64_t end = l->first_ns + l->per_cmd_ns * l->commands;
-    return end > now_ns + l->per_cmd_ns ? end - now_ns : l->per_cmd_ns;
-}
-
 /* Take the queue's recorded command out of its slot, and the slot itself
  * when `forget`. */
 static cwp_last take(cl_command_queue queue, bool forget) {
-    cwp_last l = {NULL, false, 0, 0, 0, 0};
+    cwp_last l = {NULL, false, 0};
     pthread_mutex_lock(&lock);
     slot *s = queue ? find(queue) : NULL;
     if (s) {
         l.event = s->event;
         l.idle = s->idle && !s->event;
         l.seq = s->seq;
-        l.commands = s->seq - s->taken_seq;
-        l.first_ns = s->first_ns;
-        l.per_cmd_ns = s->per_cmd_ns;
-        s->taken_seq = s->seq;
-        s->first_ns = 0;
         s->event = NULL;
         if (forget)
             s->queue = NULL;
@@ -213,20 +180,13 @@ cwp_last cwp_last_take(cl_command_queue queue) {
     return take(queue, false);
 }
 
-void cwp_last_waited(cl_command_queue queue, const cwp_last *l, uint64_t begin_ns, uint64_t end_ns,
-                     bool finished, bool timed) {
+void cwp_last_waited(cl_command_queue queue, const cwp_last *l, bool finished) {
+    if (!finished)
+        return;
     pthread_mutex_lock(&lock);
     slot *s = queue ? find(queue) : NULL;
-    if (s) {
-        if (timed && l->commands && end_ns > l->first_ns && end_ns > begin_ns) {
-            uint64_t per = (end_ns - l->first_ns) / l->commands;
-            if (per > end_ns - begin_ns)
-                per = end_ns - begin_ns;
-            s->per_cmd_ns = per > s->per_cmd_ns / 2 ? per : s->per_cmd_ns / 2;
-        }
-        if (finished && s->seq == l->seq && !s->event)
-            s->idle = true;
-    }
+    if (s && s->seq == l->seq && !s->event)
+        s->idle = true;
     pthread_mutex_unlock(&lock);
 }
 

@@ -29,44 +29,20 @@ void cwp_last_put(cl_command_queue queue, cl_event event);
 
 /* What clFinish learns about a queue. */
 typedef struct cwp_last {
-    cl_event event;      /* the last command, the caller now owning its
-                          * reference; NULL: none since the last take, its
-                          * completion, out-of-order, not tracked */
-    bool idle;           /* see above */
-    uint64_t seq;        /* for cwp_last_waited: enqueues recorded so far */
-    uint64_t commands;   /* of them, since the last take */
-    uint64_t first_ns;   /* when the first of those was recorded (cwp_wall_ns) */
-    uint64_t per_cmd_ns; /* the time a command has recently taken
-                          * (cwp_last_waited); 0 when unknown */
+    cl_event event; /* the last command, the caller now owning its
+                     * reference; NULL: none since the last take, its
+                     * completion, out-of-order, not tracked */
+    bool idle;      /* see above */
+    uint64_t seq;   /* for cwp_last_waited: enqueues recorded so far */
 } cwp_last;
 
-/* Take the queue's record: a clFinish begins. The next take counts the
- * commands recorded after this one. */
+/* Take the queue's record: a clFinish begins. */
 cwp_last cwp_last_take(cl_command_queue queue);
 
-/* How much longer the queue's work taken in `l` is expected to last at
- * `now_ns`: its commands at the time each has recently taken, from the
- * first one's recording, and no less than one command's time (a queue
- * behind that schedule still has its last command to run); 0 when
- * unknown. */
-uint64_t cwp_last_expected(const cwp_last *l, uint64_t now_ns);
-
-/*
- * A clFinish on `queue`, whose take returned `l`, waited from `begin_ns` to
- * `end_ns`, and returned CL_SUCCESS when `finished`. The time a command
- * takes is learned from it when `timed`: the time from the first of its
- * commands' recording to the end, per command (no more than the wait
- * itself: a program that enqueued one command long before the rest did not
- * keep the queue busy meanwhile), as a decaying maximum, max(sample,
- * previous / 2), so that one quick call does not undo a long history. A
- * wait that found a command failed is not timed: it ended at a status
- * check, whose interval comes from this very time, so learning it would
- * double the next failed wait's interval, and each after it, up to cw's
- * cap (1 s). A finished call leaves the queue idle, unless an enqueue was
- * recorded since its take.
- */
-void cwp_last_waited(cl_command_queue queue, const cwp_last *l, uint64_t begin_ns, uint64_t end_ns,
-                     bool finished, bool timed);
+/* A clFinish on `queue`, whose take returned `l`, returned CL_SUCCESS when
+ * `finished`: that leaves the queue idle, unless an enqueue was recorded
+ * since its take. */
+void cwp_last_waited(cl_command_queue queue, const cwp_last *l, bool finished);
 
 /* Forget `queue` before it is released (its handle may be reused). */
 void cwp_last_forget(cl_command_queue queue);

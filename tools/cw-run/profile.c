@@ -150,7 +150,7 @@ cwp_span cwp_span_begin(enum cwp_call k) {
     }
     if (cwp_cfg.trace)
         cwp_trace_begin(&s);
-    if (cwp_profiled() || k == CWP_FINISH)
+    if (cwp_profiled())
         s.wall = clock_ns(CLOCK_MONOTONIC);
     if (s.sampled)
         s.cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);

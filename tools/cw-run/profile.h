@@ -34,10 +34,8 @@ enum cwp_call {
 /* The OpenCL name of call k ("clFinish"). */
 const char *cwp_call_name(enum cwp_call k);
 
-/* One call's measurement: wall and (when sampled) thread CPU time at its
- * beginning. For clFinish the wall clock is read even without --stats: it
- * times the waits for the time a queue's command takes (lastcmd.h), so that one
- * read serves both. */
+/* One call's measurement: wall (with --stats or --trace) and, when
+ * sampled, thread CPU time at its beginning. */
 typedef struct cwp_span {
     uint64_t wall, cpu;
     bool sampled;
@@ -70,11 +68,11 @@ void cwp_span_end_at(enum cwp_call k, cwp_span s, cl_int result, uint64_t wall_e
 uint64_t cwp_wall_ns(void);
 
 /* How a clFinish under the cw strategies waited: with cw on the queue's
- * last command or on a marker; in the driver's own clFinish (auto's choice
- * for long waits, or no marker could be enqueued, wait.c); or not at all,
- * on an idle queue (the driver's clFinish alone, which returns at once).
- * Under the cw strategies every clFinish takes exactly one path, so the
- * paths sum to the calls counted. */
+ * last command or on a marker; in the driver's own clFinish (where cw said
+ * its wait would be the driver's, or no marker could be enqueued, wait.c);
+ * or not at all, on an idle queue (the driver's clFinish alone, which
+ * returns at once). Under the cw strategies every clFinish takes exactly
+ * one path, so the paths sum to the calls counted. */
 enum cwp_finish_path {
     CWP_FINISH_ON_LAST,
     CWP_FINISH_ON_MARKER,

@@ -36,9 +36,10 @@ typedef struct rec {
     cl_uint events;
     uint64_t cpu_ns;        /* CWP_NO_CPU: not sampled */
     uint32_t parks, checks; /* cw's, process-wide, during the call */
-    uint32_t check_us;      /* the interval passed to cw, 0: its default */
+    uint32_t wait_flags;    /* the flags passed to cw's wait (cw_wait_options) */
     uint16_t call;          /* enum cwp_call, or DEVICE_SPAN */
     uint8_t hang, on_marker;
+    uint8_t cw_waited; /* the call waited with cw: wait_flags holds */
 } rec;
 
 /*
@@ -65,7 +66,8 @@ static __thread chunk *mine;
 static __thread uint32_t my_tid;
 /* Set during the thread's current call, cleared when its span is written. */
 static __thread bool hang_seen, on_marker;
-static __thread uint32_t check_us;
+static __thread bool cw_waited;
+static __thread uint32_t wait_flags;
 
 uint64_t cwp_trace_seq(void) {
     return atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed);
@@ -86,8 +88,9 @@ void cwp_trace_begin(cwp_span *s) {
     counters(&s->parks, &s->checks);
 }
 
-void cwp_trace_check_interval(uint32_t us) {
-    check_us = us;
+void cwp_trace_wait_flags(unsigned flags) {
+    cw_waited = true;
+    wait_flags = flags;
 }
 
 void cwp_trace_finish_path(bool marker) {
@@ -173,14 +176,15 @@ void cwp_trace_span(enum cwp_call k, const cwp_span *s, cl_int result, uint64_t 
                    .cpu_ns = cpu_ns,
                    .parks = (uint32_t)(parks - s->parks),
                    .checks = (uint32_t)(checks - s->checks),
-                   .check_us = check_us,
+                   .wait_flags = wait_flags,
                    .call = (uint16_t)k,
                    .hang = hang_seen,
-                   .on_marker = on_marker};
+                   .on_marker = on_marker,
+                   .cw_waited = cw_waited};
         publish(c);
     }
-    hang_seen = on_marker = false;
-    check_us = 0;
+    hang_seen = on_marker = cw_waited = false;
+    wait_flags = 0;
     /* The commands waited on, now finished; the events are the caller's
      * and still valid. The blocking calls pass theirs to cwp_trace_device
      * themselves, before they release them. */
@@ -265,6 +269,36 @@ static const char *ended(const rec *r) {
     return "error";
 }
 
+_Static_assert(CW_WAIT_FLAGS_ALL_ ==
+                   (CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL | CW_WAIT_LATENCY),
+               "flag_names names every flag");
+
+/* `, "cw_wait_flags": [...]` for a call that waited with cw: the names of
+ * the flags it passed (cw/wait.h's CW_WAIT_*, lower case); "" for one that
+ * did not. */
+static void flag_names(const rec *r, char *out, size_t len) {
+    static const struct {
+        unsigned flag;
+        const char *name;
+    } names[] = {{CW_WAIT_NO_FLUSH, "no_flush"},
+                 {CW_WAIT_OWN_CALLBACK, "own_callback"},
+                 {CW_WAIT_POLL, "poll"},
+                 {CW_WAIT_LATENCY, "latency"}};
+    out[0] = '\0';
+    if (!r->cw_waited)
+        return;
+    size_t at = (size_t)snprintf(out, len, ", \"cw_wait_flags\": [");
+    const char *sep = "";
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && at < len; ++i) {
+        if (!(r->wait_flags & names[i].flag))
+            continue;
+        at += (size_t)snprintf(out + at, len - at, "%s\"%s\"", sep, names[i].name);
+        sep = ", ";
+    }
+    if (at < len)
+        snprintf(out + at, len - at, "]");
+}
+
 static void write_events(FILE *f, rec *all, size_t n) {
     long pid = (long)getpid();
     const char *strategy = cw_strategy_name(cwp_cfg.opt.strategy);
@@ -314,7 +348,8 @@ static void write_events(FILE *f, rec *all, size_t n) {
                 waited_on = r->on_marker ? ", \"waited_on\": \"marker\""
                             : r->events  ? ", \"waited_on\": \"last command\""
                                          : ", \"waited_on\": \"the real clFinish\"";
-            char cpu[48] = "";
+            char cpu[48] = "", flags[96];
+            flag_names(r, flags, sizeof flags);
             if (r->cpu_ns != CWP_NO_CPU)
                 snprintf(cpu, sizeof cpu, ", \"cpu_us\": %.3f", (double)r->cpu_ns / 1e3);
             fprintf(f,
@@ -323,12 +358,12 @@ static void write_events(FILE *f, rec *all, size_t n) {
                     ", \"args\": {\"seq\": %" PRIu64 ", \"queue\": \"%p\", \"command\": \"%s\", "
                     "\"events\": %u, \"strategy\": \"%s\", \"native_calls\": %s, \"ended\": "
                     "\"%s\", \"result\": %d, \"hang_reported\": %s%s, \"cw_parks\": %" PRIu32
-                    ", \"cw_checks\": %" PRIu32 ", \"check_interval_us\": %" PRIu32 "%s}}",
+                    ", \"cw_checks\": %" PRIu32 "%s%s}}",
                     sep, cwp_call_name((enum cwp_call)r->call), ts, dur, pid, r->tid, r->seq,
                     (void *)r->queue, r->command ? cwp_command_type_name(r->command) : "none",
                     (unsigned)r->events, strategy, cwp_native_blocking() ? "true" : "false",
                     ended(r), (int)r->result, r->hang ? "true" : "false", waited_on, r->parks,
-                    r->checks, r->check_us, cpu);
+                    r->checks, flags, cpu);
         }
         sep = ",\n";
     }

@@ -21,9 +21,9 @@
 uint64_t cwp_trace_seq(void);
 /* At a span's beginning: its seq, and cw's counters it reports deltas of. */
 void cwp_trace_begin(cwp_span *s);
-/* The check interval (check_interval_us) the calling thread's current call
- * passed to cw, 0 for cw's default. */
-void cwp_trace_check_interval(uint32_t us);
+/* The calling thread's current call waits with cw, with these flags
+ * (cw_wait_options.flags). */
+void cwp_trace_wait_flags(unsigned flags);
 /* cwp_span_subject under --trace. */
 void cwp_trace_subject(cwp_span *s, cl_command_queue queue, const cl_event *evs, cl_uint n);
 /* Record the span of call k, which returned `result` at `wall_end`, with

@@ -45,25 +45,35 @@ static void drop_records(const cl_event *evs, cl_uint n) {
 }
 
 /*
+ * The options of the preload's waits with cw: the configured strategy,
+ * spin budget and latency preference, and with --hang-ms the threshold as
+ * a timeout. The check interval is cw's default, which plans the first
+ * failed-command check with cw's own estimate of the queue's waits
+ * (cw_wait(3)). Most of these waits are the only one on their event (a
+ * marker or a transfer's event the preload made, a queue's last command),
+ * so a callback of their own is cheaper than cw's shared one; the flag
+ * only acts without a timeout, i.e. not while --hang-ms is being watched.
+ */
+static cw_wait_options wait_options(void) {
+    cw_wait_options o = cwp_cfg.opt;
+    o.flags |= CW_WAIT_OWN_CALLBACK;
+    if (cwp_cfg.hang_ns)
+        o.timeout_us = (int64_t)(cwp_cfg.hang_ns / 1000u);
+    return o;
+}
+
+/*
  * Wait for n events with cw. One event goes through cw_wait, which honours
  * the strategy; several through cw_wait_all (one parker for all, the
  * cooperative wait).
  */
-static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n, uint32_t check_us) {
+static wait_end wait_events(enum cwp_call k, const cl_event *evs, cl_uint n) {
     if (cwp_native_blocking())
         return WAIT_UNJUDGED;
     cwp_learned_begin();
-    cw_wait_options o = cwp_cfg.opt;
-    o.check_interval_us = check_us;
+    cw_wait_options o = wait_options();
     if (cwp_cfg.trace)
-        cwp_trace_check_interval(check_us);
-    /* Most of these waits are the only one on their event (a marker or a
-     * transfer's event the preload made, a queue's last command), so a
-     * callback of their own is cheaper than cw's shared one; the flag only
-     * acts without a timeout, i.e. not while --hang-ms is being watched. */
-    o.flags |= CW_WAIT_OWN_CALLBACK;
-    if (cwp_cfg.hang_ns)
-        o.timeout_us = (int64_t)(cwp_cfg.hang_ns / 1000u);
+        cwp_trace_wait_flags(o.flags);
     ++cwp_inside_cw;
     wait_end end;
     /* With --hang-ms: when the wait began, for the line that says when a
@@ -120,7 +130,7 @@ static cl_int verdict(wait_end end, const cl_event *evs, cl_uint n) {
 }
 
 cl_int cwp_wait_one(enum cwp_call k, cl_event event) {
-    return verdict(wait_events(k, &event, 1, 0), &event, 1);
+    return verdict(wait_events(k, &event, 1), &event, 1);
 }
 
 /*
@@ -174,7 +184,7 @@ static cl_int wait_for_events(cl_uint n, const cl_event *evs) {
     /* One event: its status read above checked the handle. */
     if (n > 1 && !one_context(evs, n))
         return cwp_real.wait_for_events(n, evs);
-    return verdict(wait_events(CWP_WAIT_FOR_EVENTS, evs, n, 0), evs, n);
+    return verdict(wait_events(CWP_WAIT_FOR_EVENTS, evs, n), evs, n);
 }
 
 /* Every call is counted in the profile, those the real call judges too.
@@ -241,65 +251,43 @@ CWP_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_status) 
  * entry point it does not interpose, or by another thread in between). A
  * failed command is the real call's to report too, as on the marker path.
  *
- * The status checks. No callback comes for a failed command on the
- * platforms cw supports (docs/design.md), so cw's wait reads the status
- * after its check interval and then every twice that. Each such wake-up
- * costs the waiting thread far more CPU on a loaded machine than the status
- * read itself (docs/cw-run-internals.md, "Status checks"). So clFinish checks after
- * twice the rest of the queue's work it expects (lastcmd.h: the commands
- * enqueued since the queue's last clFinish, at the time a command has
- * recently taken), between cw's default and CW_CHECK_INTERVAL_US_MAX: a
- * wait that lasts as expected is not woken at all, and a failed command is
- * still seen within twice the expected wait plus twice the interval. The
- * command count is what a queue's clFinish durations alone miss: a program
- * that finishes after 2 warm-up launches, then after 20 timed ones (clpeak)
- * alternates waits 10 times apart on one queue. Without an expectation
- * (the queue's first clFinish) it is cw's default, which plans with cw's
- * own estimate of the queue's waits.
+ * How long the wait is expected to last, when it checks for a failed
+ * command and whether the driver's own clFinish serves it are cw's
+ * answers, not the preload's: the waits pass cw's default check interval,
+ * which cw plans from its own estimate of the queue's waits, and
+ * finish_by_driver asks cw how it would wait on the queue now.
  */
-static uint32_t finish_check_us(uint64_t expected_ns) {
-    uint64_t us = expected_ns / 1000u * 2u;
-    if (us <= CW_CHECK_INTERVAL_US_DEFAULT)
-        return 0; /* cw's default */
-    return us > CW_CHECK_INTERVAL_US_MAX ? CW_CHECK_INTERVAL_US_MAX : (uint32_t)us;
-}
 
 /*
- * The driver's own clFinish, with no marker and no cw wait, where auto
- * would serve the wait so anyway: it is expected to last at least the
- * 200 µs from which auto calls a wait long (cw_wait(3)), and on every
- * platform auto has probed it found the driver's own wait the cheaper way
- * to wait that long (the `platforms_driver_wait` of cw_stats_auto: it
- * sleeps, and costs the waiting thread no more than a callback wait, by
- * auto's timed trials, or by what an earlier run taught, learned.h). The
- * marker a cw wait would need is one more command for the driver to make,
- * run and retire (in clpeak's bandwidth test such waits cost 1.1 to 1.4
- * times the real clFinish), and the driver's clFinish needs no
- * failed-command checks: a failure ends it as it ends the program's own.
- * Not with a timeout (--hang-ms watches cw's waits), and not while any
- * probed platform is served otherwise (the two counts differ): with
- * several platforms the queue may be on that one. A platform not probed
- * yet does not count, but a queue's first clFinish, whose length is not
- * known, waits with cw, and that wait probes the queue's platform.
+ * The driver's own clFinish, with no marker and no cw wait, where cw says
+ * (cw_advice_get) that its wait on a command of this queue, with the
+ * preload's options, would be the driver's own wait and nothing else:
+ * auto, once it has settled on the driver's wait for waits of the queue's
+ * expected length on its platform (by its timed trials, or by what an
+ * earlier run taught, learned.h). The marker a cw wait would need is one
+ * more command for the driver to make, run and retire (in clpeak's
+ * bandwidth test such waits cost 1.1 to 1.4 times the real clFinish), and
+ * the driver's clFinish needs no failed-command checks: a failure ends it
+ * as it ends the program's own. cw answers no under every strategy but
+ * auto (blocking makes the program's own calls before this is asked), and
+ * with --hang-ms, whose timeout the driver's wait cannot honour. While it
+ * answers no, clFinish waits with cw, and those waits teach cw the queue's
+ * waits and probe its platform.
  */
-#define FINISH_LONG_NS 200000u
-
-static bool finish_by_driver(const cwp_last *last) {
-    /* The strategy first: under the others this costs no clock read. */
-    if (cwp_cfg.hang_ns ||
-        (cwp_cfg.opt.strategy != CW_STRATEGY_AUTO && cwp_cfg.opt.strategy != CW_STRATEGY_DEFAULT) ||
-        cwp_last_expected(last, cwp_wall_ns()) < FINISH_LONG_NS)
-        return false;
-    cw_stats_auto a;
-    return cw_stats_auto_get(&a, sizeof a) == CW_OK && a.platforms_driver_wait > 0 &&
-           a.platforms_driver_wait == a.platforms_probed;
+static bool finish_by_driver(cl_command_queue queue) {
+    cw_wait_options o = wait_options();
+    cw_advice a;
+    ++cwp_inside_cw; /* the queue's device and platform are cw's own queries */
+    bool driver = cw_advice_get(queue, &o, &a, sizeof a) == CW_OK && a.driver_wait;
+    --cwp_inside_cw;
+    return driver;
 }
 
 CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (cwp_passthrough())
         return cwp_real.finish(queue);
     bool native = cwp_native_blocking();
-    cwp_last last = {NULL, false, 0, 0, 0, 0};
+    cwp_last last = {NULL, false, 0};
     if (!native)
         last = cwp_last_take(queue);
     if (last.idle) {
@@ -308,8 +296,8 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * one more command for nothing; the real clFinish returns at once,
          * and finishes natively what the preload did not see (another
          * thread's enqueue whose recording raced this take, a command
-         * through an entry point it does not interpose). Not a wait:
-         * the time a command takes stays as it was, and without --stats
+         * through an entry point it does not interpose). Not a wait: cw's
+         * estimate of the queue's waits is not fed, and without --stats
          * or --trace no clock is read.
          */
         if (!cwp_profiled())
@@ -321,12 +309,19 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
         cwp_span_end(CWP_FINISH, s, r);
         return r;
     }
-    if (!native && finish_by_driver(&last)) {
+    if (!native && finish_by_driver(queue)) {
+        /* Timed with or without --stats: cw's estimate of the queue's
+         * waits follows them through cw_advice_waited, as it would follow
+         * its own waits. A failed call (a failed command, a bad queue)
+         * tells nothing of them. */
         cwp_span s = cwp_span_begin(CWP_FINISH);
         cwp_span_subject(&s, queue, NULL, 0);
+        uint64_t begin = cwp_profiled() ? s.wall : cwp_wall_ns();
         cl_int r = cwp_real.finish(queue);
         uint64_t end = cwp_wall_ns();
-        cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, true);
+        if (r == CL_SUCCESS)
+            cw_advice_waited(queue, end - begin);
+        cwp_last_waited(queue, &last, r == CL_SUCCESS);
         cwp_count_finish_path(CWP_FINISH_BY_DRIVER);
         cwp_span_end_at(CWP_FINISH, s, r, end);
         cwp_settle_release(last.event);
@@ -351,13 +346,11 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
     if (last.event) {
         cwp_span s = cwp_span_begin(CWP_FINISH);
         cwp_span_subject(&s, queue, &last.event, 1);
-        wait_end waited = wait_events(CWP_FINISH, &last.event, 1,
-                                      finish_check_us(cwp_last_expected(&last, s.wall)));
+        wait_events(CWP_FINISH, &last.event, 1);
         cl_int r = cwp_real.finish(queue);
-        uint64_t end = cwp_wall_ns();
-        cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, waited != WAIT_FAILED);
+        cwp_last_waited(queue, &last, r == CL_SUCCESS);
         cwp_count_finish_path(CWP_FINISH_ON_LAST);
-        cwp_span_end_at(CWP_FINISH, s, r, end);
+        cwp_span_end(CWP_FINISH, s, r);
         cwp_settle_release(last.event);
         return r;
     }
@@ -390,17 +383,15 @@ CWP_EXPORT cl_int clFinish(cl_command_queue queue) {
          * (a failed command before it) is the real call's to report; it
          * returns at once, since everything finished. */
         cwp_hang_finish_marker(marker, queued_last);
-        waited =
-            wait_events(CWP_FINISH, &marker, 1, finish_check_us(cwp_last_expected(&last, s.wall)));
+        waited = wait_events(CWP_FINISH, &marker, 1);
         cwp_hang_finish_marker(NULL, NULL);
         r = waited == WAIT_COMPLETE ? CL_SUCCESS : cwp_real.finish(queue);
         cwp_settle_release(marker);
         cwp_count_finish_path(CWP_FINISH_ON_MARKER);
     }
-    uint64_t end = cwp_wall_ns();
     if (!native)
-        cwp_last_waited(queue, &last, s.wall, end, r == CL_SUCCESS, waited != WAIT_FAILED);
-    cwp_span_end_at(CWP_FINISH, s, r, end);
+        cwp_last_waited(queue, &last, r == CL_SUCCESS);
+    cwp_span_end(CWP_FINISH, s, r);
     cwp_settle_release(queued_last);
     return r;
 }
