@@ -120,6 +120,9 @@ enum class strategy : int {
 // Flags for options::flags (cw/wait.h says what each does).
 inline constexpr unsigned no_flush = CW_WAIT_NO_FLUSH;
 inline constexpr unsigned own_callback = CW_WAIT_OWN_CALLBACK;
+// The default and auto strategies prefer a short time from the command's end
+// to the wait's return over a small CPU cost; same results and error codes.
+inline constexpr unsigned latency = CW_WAIT_LATENCY;
 
 // cw_wait_options with chrono durations. Every default is the C default:
 // cw's default strategy, flush, no timeout, default check interval and spin,

@@ -53,6 +53,32 @@ TEST_CASE(every_strategy_waits) {
     CHECK(cw::name(static_cast<cw::strategy>(CW_STRATEGY_COUNT)) == nullptr);
 }
 
+TEST_CASE(latency_flag_is_accepted) {
+    // The flag changes how auto waits, never what a wait returns: with it,
+    // alone or with others, the default and auto strategies and an explicit
+    // one (which ignores it) give the same results as without it.
+    for (cw::strategy s : {cw::strategy::default_, cw::strategy::auto_, cw::strategy::blocking}) {
+        cw::options o;
+        o.strategy = s;
+        o.flags = cw::latency;
+        cl::UserEvent ev = user_event();
+        std::thread t = set_later(ev, CL_COMPLETE, 2ms);
+        std::error_code ec;
+        CHECK(cw::wait(ev, o, ec) == CL_COMPLETE && !ec);
+        t.join();
+        o.flags = cw::latency | cw::no_flush;
+        CHECK(cw::wait(ev, o, ec) == CL_COMPLETE && !ec);
+        cl::UserEvent unset = user_event();
+        o.flags = cw::latency;
+        o.with_timeout(1ms);
+        cw::wait(unset, o, ec);
+        CHECK(ec == cw::errc::timeout);
+        unset.setStatus(CL_COMPLETE);
+    }
+    static_assert(cw::latency == CW_WAIT_LATENCY);
+    static_assert((cw::latency & (cw::no_flush | cw::own_callback)) == 0);
+}
+
 TEST_CASE(failed_command_keeps_its_status) {
     cl::UserEvent ev = user_event();
     std::thread t = set_later(ev, -42, 5ms);
@@ -137,6 +163,9 @@ TEST_CASE(bad_input_is_an_error_not_a_crash) {
     CHECK(ec == cw::errc::invalid_argument);
     o = {};
     o.flags = 1u << 20;
+    cw::wait(ev, o, ec);
+    CHECK(ec == cw::errc::invalid_argument);
+    o.flags = cw::latency | (CW_WAIT_LATENCY << 1); // the bit after the last one cw knows
     bool thrown = false;
     try {
         cw::wait(ev, o);

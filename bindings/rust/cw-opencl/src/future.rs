@@ -150,7 +150,8 @@ fn drive_thread(shared: Arc<Shared>) {
             *g = None;
             return;
         }
-        shared.drain();
+        // The woken futures run on their executors' threads meanwhile.
+        while shared.drain_batch() == crate::notifier::BATCH {}
     }
 }
 

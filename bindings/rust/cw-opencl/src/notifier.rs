@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
 /// Results taken from the notifier per drain call.
-const BATCH: usize = 64;
+pub(crate) const BATCH: usize = 64;
 
 /// The C notifier; destroyed last, with whatever watches are pending.
 pub(crate) struct Raw(*mut sys::cw_notifier);
@@ -140,34 +140,36 @@ impl Shared {
         unsafe { sys::cw_notifier_pending(self.raw.0) }
     }
 
-    /// Drains every finished watch into its slot and wakes its future. Call
-    /// it when the descriptor is readable; it returns once a drain comes
-    /// back short, i.e. nothing more is waiting.
-    pub(crate) fn drain(&self) {
+    /// Drains up to `BATCH` finished watches into their slots and wakes
+    /// their futures; returns how many it drained. Call it while the
+    /// descriptor is readable, until it comes back short of `BATCH`:
+    /// nothing more is waiting then. A driver that runs the woken futures
+    /// itself lets them run between two calls, so that the first of a burst
+    /// of completions do not wait for the whole burst to be drained.
+    pub(crate) fn drain_batch(&self) -> usize {
         let mut out = [sys::cw_notifier_result::default(); BATCH];
-        let mut wake: Vec<Waker> = Vec::new();
-        loop {
-            // SAFETY: the notifier is live; out has BATCH entries.
-            let k = unsafe { sys::cw_notifier_drain(self.raw.0, out.as_mut_ptr(), BATCH) };
-            if k > 0 {
-                let mut st = self.lock();
-                for r in &out[..k] {
-                    if let Some(slot) = st.slots.get_mut(&r.tag) {
-                        if let Slot::Waiting(w) = slot {
-                            wake.extend(w.take());
-                        }
-                        *slot = Slot::Done(Error::check(r.rc, r.status));
+        // SAFETY: the notifier is live; out has BATCH entries.
+        let k = unsafe { sys::cw_notifier_drain(self.raw.0, out.as_mut_ptr(), BATCH) };
+        if k == 0 {
+            return 0;
+        }
+        let mut wake: Vec<Waker> = Vec::with_capacity(k);
+        {
+            let mut st = self.lock();
+            for r in &out[..k] {
+                if let Some(slot) = st.slots.get_mut(&r.tag) {
+                    if let Slot::Waiting(w) = slot {
+                        wake.extend(w.take());
                     }
+                    *slot = Slot::Done(Error::check(r.rc, r.status));
                 }
             }
-            // Woken outside the lock: a waker may run the future at once.
-            for w in wake.drain(..) {
-                w.wake();
-            }
-            if k < BATCH {
-                break;
-            }
         }
+        // Woken outside the lock: a waker may run the future at once.
+        for w in wake {
+            w.wake();
+        }
+        k
     }
 
     /// Ends every pending watch with `error` (the driver could not run).

@@ -122,6 +122,11 @@ impl Flags {
     /// [`Error::Timeout`] while it is unfinished (`cw/wait.h`). A zero
     /// [`WaitOptions::timeout`] sets it.
     pub const POLL: Flags = Flags(sys::CW_WAIT_POLL);
+    /// The default and [`Strategy::Auto`] strategies prefer a short time from
+    /// the command's end to the wait's return over a small CPU cost; the
+    /// results and errors are the same as without it, and the other
+    /// strategies ignore it (`cw/wait.h`).
+    pub const LATENCY: Flags = Flags(sys::CW_WAIT_LATENCY);
 
     /// The C bits.
     pub fn bits(self) -> u32 {

@@ -133,10 +133,8 @@ pub(crate) fn drive(shared: Arc<Shared>) {
         loop {
             match afd.readable().await {
                 Ok(mut ready) => {
-                    shared.drain();
-                    // The reactor is edge-triggered: this clears only the
-                    // readiness seen before the drain; one that came during
-                    // it stays.
+                    // The reactor is edge-triggered: clearing before the
+                    // drain keeps a readiness that comes during it.
                     ready.clear_ready();
                 }
                 Err(_) => {
@@ -144,6 +142,13 @@ pub(crate) fn drive(shared: Arc<Shared>) {
                     turn.ended = true;
                     return shared.fail_all(Error::NoResources);
                 }
+            }
+            // Between two batches the task yields, so that the futures it
+            // woke run on this worker (where tokio queued them) before it
+            // drains more: in a burst of completions a task resumes after
+            // its own batch, not after the whole burst.
+            while shared.drain_batch() == crate::notifier::BATCH {
+                tokio::task::yield_now().await;
             }
             let mut st = shared.lock();
             if !st.waiting() {

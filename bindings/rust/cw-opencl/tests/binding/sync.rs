@@ -122,6 +122,48 @@ fn flags_and_options() {
 }
 
 #[test]
+fn latency_flag_is_accepted() {
+    use cw_opencl_sys as sys;
+    let host = Host::new();
+    assert_eq!(Flags::LATENCY.bits(), sys::CW_WAIT_LATENCY);
+    // It changes how auto waits, never what a wait returns: with the default
+    // and auto strategies, and with one that ignores it, a completion is
+    // Ok, a timeout a timeout, as without it.
+    for strategy in [Strategy::Default, Strategy::Auto, Strategy::Blocking] {
+        let ev = host.user_event();
+        let opts = WaitOptions::new().strategy(strategy).flags(Flags::LATENCY);
+        thread::scope(|s| {
+            s.spawn(|| {
+                thread::sleep(ms(2));
+                ev.set(0);
+            });
+            assert_eq!(wait(ev.as_ref(), &opts), Ok(()), "{:?}", strategy);
+        });
+        let both = opts.flags(Flags::LATENCY | Flags::NO_FLUSH);
+        assert_eq!(wait(ev.as_ref(), &both), Ok(()), "{:?}", strategy);
+        let unset = host.user_event();
+        assert!(matches!(
+            wait(unset.as_ref(), &opts.timeout(ms(1))),
+            Err(Error::Timeout { .. })
+        ));
+        unset.set(0);
+    }
+    // A bit cw does not know is still refused: the safe API cannot set one,
+    // so it goes through the C options the binding builds.
+    let ev = host.user_event();
+    ev.set(0);
+    let mut c = WaitOptions::new().flags(Flags::LATENCY).to_c().unwrap();
+    assert_eq!(c.flags, sys::CW_WAIT_LATENCY);
+    let mut status = 0;
+    // SAFETY: the event is live, c is a valid cw_wait_options.
+    assert_eq!(unsafe { sys::cw_wait(ev.0, &c, &mut status) }, sys::CW_OK);
+    c.flags |= sys::CW_WAIT_LATENCY << 1;
+    // SAFETY: as above.
+    let rc = unsafe { sys::cw_wait(ev.0, &c, &mut status) };
+    assert_eq!(rc, sys::CW_ERR_INVALID_ARGUMENT);
+}
+
+#[test]
 fn wait_all_reports_every_status() {
     let host = Host::new();
     let (a, b) = (host.user_event(), host.user_event());
