@@ -122,8 +122,18 @@ static void wait_any_returns_finished_event(void **state) {
     size_t index = 99;
     cl_int st = 1;
     assert_int_equal(cw_wait_any(m.ev + 1, 4, NULL, &index, &st), CW_OK);
-    assert_int_equal(index, 3); /* m.ev[4] */
     assert_int_equal(st, CL_COMPLETE);
+    /* m.ev[4]; or, where the machine held this thread past the 10 and 20 ms
+     * at which m.ev[3] and m.ev[2] are set (a loaded machine, a sanitizer),
+     * one of those, found complete first all the same. */
+    if (index != 3) {
+        cl_int now = 1;
+        assert_true(index == 1 || index == 2);
+        assert_int_equal(clGetEventInfo(m.ev[1 + index], CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                        sizeof now, &now, NULL),
+                         CL_SUCCESS);
+        assert_int_equal(now, CL_COMPLETE);
+    }
     assert_int_equal(cw_wait_all(m.ev, 5, NULL, NULL), CW_OK);
     mix_finish(&m);
 }
