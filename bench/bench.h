@@ -38,7 +38,18 @@
 #define MAX_BUSY 8
 #define MAX_KERNELS (2 + MAX_BUSY)
 #define MAX_CELLS (MAX_KERNELS * MAX_CONFIGS)
-#define NSTRAT CW_STRATEGY_COUNT
+/* The strategies cw-bench runs: cw's (indexed by cw_strategy), then
+ * auto-latency, auto with CW_WAIT_LATENCY, which is no cw_strategy of its
+ * own but a flag on auto's wait. strategy_name and strategy_wait map an
+ * index to its name and to the cw_wait_options it waits with. */
+#define S_AUTO_LATENCY CW_STRATEGY_COUNT
+#define NSTRAT (CW_STRATEGY_COUNT + 1)
+const char *strategy_name(int s);
+/* 0 and the index in *out, or -1 for a name that is none of them. */
+int strategy_from_name(const char *name, int *out);
+/* Whether s is a fixed strategy (goal c, goal e): not auto, auto-latency
+ * or the default (auto in this release). */
+bool strategy_fixed(int s);
 /* --stats per (kernel, config, strategy): cw_stats's counters, its latency
  * buckets, then the counts of what auto decided (cw_stats_auto: AUTO_*),
  * all as differences over the strategy's blocks. */
@@ -139,7 +150,8 @@ typedef struct options {
     double min_time, max_time; /* seconds per cell */
     bool max_time_set;
     unsigned floor_trips;
-    bool strategy_on[NSTRAT]; /* indexed by cw_strategy; [CW_STRATEGY_DEFAULT]: "default" */
+    bool strategy_on[NSTRAT]; /* indexed by cw_strategy (and S_AUTO_LATENCY); [CW_STRATEGY_DEFAULT]:
+                                 "default" */
     int ncfg;
     int cfg_cpus[MAX_CPU_CONFIGS]; /* 0: all allowed CPUs */
     char cfg_spec[MAX_CPU_CONFIGS][16];
@@ -292,10 +304,10 @@ typedef struct check_rec {
     int cfg;
     char goal;
     char strategy[48];
-    char what[96];
+    char what[128];
     int v; /* verdict */
     int pairs, rounds, ncond;
-    double est[2], lo[2], hi[2];
+    double est[2], lo[2], hi[2], res[2];
 } check_rec;
 
 typedef struct results {
@@ -475,10 +487,23 @@ int write_plot(const char *png, const options *o, const results *r, const config
 #define GOAL_LONG_US 20000.0
 /* Goal b's commands: this long and longer. */
 #define GOAL_B_MIN_US 100.0
+/* Goal f's commands (late callbacks near the limit): this long and longer. */
+#define GOAL_F_MIN_US 100000.0
+/* Goal f's CPU: at most this share of the time waited. */
+#define GOAL_F_CPS 0.005
 /* A strategy's figures over one round's block: added latency (the block's
  * median) and CPU per launch (its mean without its largest value), CPU of the waits over their wall
  * (s/s), and goal b's latency bound max(100 us, 0.5% of the mean command). */
 enum { VM_LAT, VM_CPU, VM_CPS, VM_CMDB, VM_COUNT };
+/* The figures' series, per round: one per strategy (NSTRAT), then auto's
+ * first launches for goal f: each round a new queue, one untimed launch of
+ * the command on it (the queue's earlier command, waited with auto), then
+ * the timed one: of the cell's command, and of 1 s commands (the default
+ * run has no 1 s cell: that series rides in the 100 ms one). */
+#define F_FIRST NSTRAT
+#define F_FIRST_1S (NSTRAT + 1)
+#define NFIG (NSTRAT + 2)
+#define GOAL_F_LONG_US 1000000.0
 typedef struct round_fig {
     bool ran;
     double v[VM_COUNT];
@@ -497,31 +522,48 @@ typedef struct vcond {
     vterm t[2];
     double c;
 } vcond;
+/* The resolution of a condition: differences within RES_REL of its bound
+ * (the bound: the condition without its first term) plus RES_ABS of its
+ * first term's metric count as equal, and equal meets "at most". A
+ * condition is decided true when its interval's upper end is at most the
+ * resolution, false when its lower end is above it (bench/README.md
+ * says why these figures). */
+#define RES_REL 0.02
+#define RES_ABS_LAT_US 0.5
+#define RES_ABS_CPU_US 0.5
+#define RES_ABS_CPS 0.00005
 /* One check of a goal in a cell. ncond 1: a requirement, PASS when its
  * condition's interval lies wholly at or below 0, MISS wholly above. ncond
  * 2: the judged strategy does not beat auto: PASS when either condition is
  * decided false, MISS when both are decided true. */
 typedef struct vcheck {
-    char goal; /* 'a', 'b', 'c' */
+    char goal; /* 'a' to 'f' */
     int strat; /* the strategy the check is about */
-    char what[96];
+    char what[128];
     int ncond;
     vcond cond[2];
+    /* Goal e's CPU check: before each evaluation, the second term of its
+     * condition becomes the strategy of best_of (a mask of strategies)
+     * whose added latency has the lowest median over the rounds so far;
+     * the strategy chosen is named in what after best_at. */
+    unsigned best_of;
+    int best_at;
     int pairs; /* rounds in which every strategy of the check ran */
-    double est[2], lo[2], hi[2];
+    double est[2], lo[2], hi[2], res[2];
     verdict v;
 } vcheck;
-#define MAX_CHECKS 48
+#define MAX_CHECKS 64
 typedef struct goal_cell {
     bool pocl3;  /* the real driver, unchanged: goal a */
-    bool nvidia; /* the nvidia preset as it is: goal b */
+    bool nvidia; /* the nvidia preset as it is: goals b and f */
     bool latency_kernel;
     double command_us; /* the command's nominal run time */
     bool on[NSTRAT];   /* strategies in the cell */
+    bool first_1s;     /* the cell runs goal f's series of 1 s commands */
 } goal_cell;
 /* The goals' checks of a cell; returns how many (at most max). */
 int goal_checks(const goal_cell *gc, vcheck *out, int max);
-/* Evaluates ck over rounds 0..nrounds-1 of figs[strategy][round];
+/* Evaluates ck over rounds 0..nrounds-1 of figs[series][round] (NFIG series);
  * scratch holds nrounds doubles. */
 void check_eval(vcheck *ck, const round_fig *const *figs, int nrounds, double *scratch);
 /* The median of d (sorted in place) and its distribution-free 95% interval

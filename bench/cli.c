@@ -38,8 +38,8 @@ static void usage(FILE *f) {
             DEF_LAUNCHES, QUICK_LAUNCHES, DEF_MIN_TIME, DEF_MAX_TIME, SWEEP_MAX_TIME, DEF_BLOCK,
             DEF_WARMUP, QUICK_WARMUP);
     int col = 44;
-    for (int s = CW_STRATEGY_BLOCKING; s < CW_STRATEGY_COUNT; ++s) {
-        const char *name = cw_strategy_name((cw_strategy)s);
+    for (int s = CW_STRATEGY_BLOCKING; s < NSTRAT; ++s) {
+        const char *name = strategy_name(s);
         if (col + (int)strlen(name) + 1 > 80) {
             fputs("\n                     ", f);
             col = 21;
@@ -49,7 +49,8 @@ static void usage(FILE *f) {
     fprintf(
         f,
         "\n"
-        "                      or %s: the library's default strategy, run as such\n"
+        "                      (auto-latency: auto with CW_WAIT_LATENCY, its latency\n"
+        "                      preference), or %s: the library's default strategy, run as such\n"
         "                      (cw currently resolves it to auto) [all but %s]\n"
         "  --configs LIST      CPU configurations: a count N (the first N allowed CPUs,\n"
         "                      N workers) or 'all' (every allowed CPU) [1,all]\n"
@@ -161,8 +162,8 @@ static void parse_strategies(const char *v, options *o) {
         die("--strategies: expected a list of at most %d names, got '%s'", NSTRAT, v);
     memset(o->strategy_on, 0, sizeof o->strategy_on);
     for (int k = 0; k < n; ++k) {
-        cw_strategy s;
-        if (cw_strategy_from_name(names[k], &s) != CW_OK)
+        int s;
+        if (strategy_from_name(names[k], &s) != 0)
             die("--strategies: unknown strategy '%s' (see --help)", names[k]);
         o->strategy_on[s] = true;
     }
@@ -291,7 +292,7 @@ static void defaults(options *o) {
     o->min_time = DEF_MIN_TIME;
     o->max_time = DEF_MAX_TIME;
     o->floor_trips = DEF_FLOOR_TRIPS;
-    for (int s = CW_STRATEGY_BLOCKING; s < CW_STRATEGY_COUNT; ++s)
+    for (int s = CW_STRATEGY_BLOCKING; s < NSTRAT; ++s)
         o->strategy_on[s] = true;
     o->ncfg = 2;
     o->cfg_cpus[0] = 1;
