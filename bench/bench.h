@@ -542,12 +542,13 @@ typedef struct vcheck {
     char what[128];
     int ncond;
     vcond cond[2];
-    /* Goal e's CPU check: before each evaluation, the second term of its
-     * condition becomes the strategy of best_of (a mask of strategies)
-     * whose added latency has the lowest median over the rounds so far;
-     * the strategy chosen is named in what after best_at. */
+    /* Goal e's checks: the second term of the condition is the strategy
+     * of best_of (a mask of strategies) whose added latency has the lowest
+     * median over the rounds so far, chosen before each evaluation until
+     * best_rounds reaches MIN_ROUNDS_DROP, then kept; it is named in what
+     * after best_at. */
     unsigned best_of;
-    int best_at;
+    int best_at, best_rounds;
     int pairs; /* rounds in which every strategy of the check ran */
     double est[2], lo[2], hi[2], res[2];
     verdict v;

@@ -101,8 +101,14 @@ static void pick_best(vcheck *ck, const round_fig *const *figs, int nrounds, dou
 void check_eval(vcheck *ck, const round_fig *const *figs, int nrounds, double *scratch) {
     bool decided_true[2] = {false, false}, decided_false[2] = {false, false};
     ck->pairs = 0;
-    if (ck->best_of)
+    /* The best fixed strategy is chosen over the rounds that every
+     * strategy runs (MIN_ROUNDS_DROP), then kept: a choice that flipped
+     * between two near-equal strategies would pair each round with
+     * another one. */
+    if (ck->best_of && ck->best_rounds < MIN_ROUNDS_DROP) {
         pick_best(ck, figs, nrounds, scratch);
+        ck->best_rounds = nrounds;
+    }
     for (int k = 0; k < ck->ncond; ++k) {
         const vcond *c = &ck->cond[k];
         /* The bound per round: the condition without its first term. */
@@ -227,23 +233,23 @@ int goal_checks(const goal_cell *gc, vcheck *out, int max) {
          * strategy's added latency, at a CPU near that strategy's. Below
          * every fixed strategy's bound is below the best's. */
         unsigned fixed = 0;
-        for (int s = 0; s < NSTRAT; ++s) {
-            if (!strategy_fixed(s) || !gc->on[s])
-                continue;
-            fixed |= 1u << s;
-            if ((ck = add(out, &n, max, 'e', L, "auto-latency added latency <= %s's x 1.05 + 2 us",
-                          strategy_name(s))))
-                ck->ncond = 1, ck->cond[0] = cond2(L, VM_LAT, 1, s, VM_LAT, -1.05, -2);
-        }
-        if (fixed && (ck = add(out, &n, max, 'e', L, "%s",
-                               "auto-latency CPU per launch <= 1.2x the lowest-latency fixed "
-                               "strategy, "))) {
+        for (int s = 0; s < NSTRAT; ++s)
+            if (strategy_fixed(s) && gc->on[s])
+                fixed |= 1u << s;
+        int first = fixed ? __builtin_ctz(fixed) : 0;
+        static const char *const what[2] = {
+            "auto-latency added latency <= x 1.05 + 2 us of the best fixed strategy, ",
+            "auto-latency CPU per launch <= 1.2x of the best fixed strategy, "};
+        for (int i = 0; i < 2 && fixed; ++i) {
+            if (!(ck = add(out, &n, max, 'e', L, "%s", what[i])))
+                break;
             ck->best_of = fixed;
             ck->best_at = (int)strlen(ck->what);
-            int first = __builtin_ctz(fixed);
             snprintf(ck->what + ck->best_at, sizeof ck->what - (size_t)ck->best_at, "%s's",
                      strategy_name(first));
-            ck->ncond = 1, ck->cond[0] = cond2(L, VM_CPU, 1, first, VM_CPU, -1.2, 0);
+            ck->ncond = 1;
+            ck->cond[0] = i ? cond2(L, VM_CPU, 1, first, VM_CPU, -1.2, 0)
+                            : cond2(L, VM_LAT, 1, first, VM_LAT, -1.05, -2);
         }
     }
     if (gc->nvidia && gc->on[A] && !gc->latency_kernel && gc->command_us >= GOAL_F_MIN_US) {
