@@ -72,6 +72,14 @@ bool strategy_fixed(int s);
  * and 45 s keeps the run within 10 minutes while at most about 8 cells
  * reach it. A long cell keeps its LONG_MIN_LAUNCHES whatever the budget. */
 #define DEF_MAX_TIME 45.0
+/* The run's time budget (--run-time), for cells: each cell's --max-time is
+ * at most an equal share of what is left of it over the cells left, so
+ * that time a cell saves by deciding early goes to the cells after it,
+ * and the run ends in about this long however loaded the machine is (its
+ * checks then more often UNDECIDED). 540 s leaves a default run or sweep
+ * a minute for calibration, start-ups, the rounds that end past a cell's
+ * share and the exports, within 10 minutes. */
+#define DEF_RUN_TIME 540.0
 /* Busy targets from LONG_US up are long kernels: a GPU user's 10 ms to
  * seconds. They get their own launch counts (kernels.c), so that a default
  * run that includes a 1 s kernel stays short. */
@@ -149,6 +157,8 @@ typedef struct options {
     bool launches_set, warmup_set, floor_trips_set;
     double min_time, max_time; /* seconds per cell */
     bool max_time_set;
+    double run_time; /* --run-time: the cells' budget, seconds (0: none) */
+    double deadline; /* child: its cells' end, CLOCK_MONOTONIC seconds (0: none) */
     unsigned floor_trips;
     bool strategy_on[NSTRAT]; /* indexed by cw_strategy (and S_AUTO_LATENCY); [CW_STRATEGY_DEFAULT]:
                                  "default" */

@@ -297,7 +297,7 @@ static int first_launch(child *c, const kernel_spec *k, sample *out) {
 
 /* Runs one cell: one kernel with every selected strategy, within the cell's
  * time budget. Returns 0 or -1 (reported). */
-static int run_cell(child *c, const kernel_spec *k) {
+static int run_cell(child *c, const kernel_spec *k, double max_time) {
     const options *o = c->o;
     double t0 = now_s();
     cw_strategy strat[NSTRAT];
@@ -386,8 +386,8 @@ static int run_cell(child *c, const kernel_spec *k) {
         if (nactive == 0)
             done = (unsigned)cs.rounds; /* only first launches: a round each */
         bool n_done = done >= cap;
-        if (done >= least && elapsed >= o->max_time) {
-            stopped_by = "max-time";
+        if (done >= least && elapsed >= max_time) {
+            stopped_by = max_time < o->max_time ? "run-time" : "max-time";
             break;
         }
         if (n_done && elapsed >= o->min_time) {
@@ -647,7 +647,15 @@ int child_run(const options *o) {
             ++failures;
             continue;
         }
-        failures += run_cell(&c, &ks[i]) != 0;
+        /* --run-time: an equal share of what is left of this config's
+         * time over its cells left. */
+        double max_time = o->max_time;
+        if (o->deadline > 0) {
+            double share = (o->deadline - now_s()) / (nk - i);
+            share = share > 0 ? share : 0;
+            max_time = share < max_time ? share : max_time;
+        }
+        failures += run_cell(&c, &ks[i], max_time) != 0;
         kernel_free(&c, &ks[i]);
     }
     if (floor_slice(&c, &fs) == 0) {

@@ -32,11 +32,14 @@ static void usage(FILE *f) {
             "  --max-time SEC      stop a cell after the round in which SEC seconds passed,\n"
             "                      warm-up included, even short of N launches or with\n"
             "                      checks undecided [%g; sweep %g]\n"
+            "  --run-time SEC      the run's budget for its cells: each cell's --max-time is\n"
+            "                      at most what is left of SEC over the cells left, so that\n"
+            "                      the run ends in about SEC plus start-up; 0: none [%g]\n"
             "  --block N           launches per strategy per round-robin block [%u]\n"
             "  --warmup N          untimed launches per strategy before timing [%u; quick %u]\n"
             "  --strategies LIST   comma-separated subset of:",
-            DEF_LAUNCHES, QUICK_LAUNCHES, DEF_MIN_TIME, DEF_MAX_TIME, SWEEP_MAX_TIME, DEF_BLOCK,
-            DEF_WARMUP, QUICK_WARMUP);
+            DEF_LAUNCHES, QUICK_LAUNCHES, DEF_MIN_TIME, DEF_MAX_TIME, SWEEP_MAX_TIME, DEF_RUN_TIME,
+            DEF_BLOCK, DEF_WARMUP, QUICK_WARMUP);
     int col = 44;
     for (int s = CW_STRATEGY_BLOCKING; s < NSTRAT; ++s) {
         const char *name = strategy_name(s);
@@ -241,12 +244,16 @@ enum {
     OPT_CHILD,
     OPT_RESULT_FD,
     OPT_LABEL,
+    OPT_RUN_TIME,
+    OPT_DEADLINE,
 };
 
 static const struct option long_options[] = {
     {"launches", required_argument, NULL, OPT_LAUNCHES},
     {"min-time", required_argument, NULL, OPT_MIN_TIME},
     {"max-time", required_argument, NULL, OPT_MAX_TIME},
+    {"run-time", required_argument, NULL, OPT_RUN_TIME},
+    {"deadline", required_argument, NULL, OPT_DEADLINE},
     {"block", required_argument, NULL, OPT_BLOCK},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"strategies", required_argument, NULL, OPT_STRATEGIES},
@@ -291,6 +298,7 @@ static void defaults(options *o) {
     o->warmup = DEF_WARMUP;
     o->min_time = DEF_MIN_TIME;
     o->max_time = DEF_MAX_TIME;
+    o->run_time = DEF_RUN_TIME;
     o->floor_trips = DEF_FLOOR_TRIPS;
     for (int s = CW_STRATEGY_BLOCKING; s < NSTRAT; ++s)
         o->strategy_on[s] = true;
@@ -427,6 +435,14 @@ void parse_options(int argc, char **argv, options *o) {
             break;
         case OPT_LABEL:
             o->label = v;
+            break;
+        case OPT_RUN_TIME:
+            if (!parse_double(v, 0, 1e6, &o->run_time))
+                die("--run-time: expected seconds from 0 to 1e6, got '%s'", v);
+            break;
+        case OPT_DEADLINE: /* the parent's, for a child */
+            if (!parse_double(v, 0, 1e12, &o->deadline))
+                die("--deadline: expected a CLOCK_MONOTONIC time in seconds, got '%s'", v);
             break;
         case ':':
             die("%s: missing value (see --help)", argv[optind - 1]);

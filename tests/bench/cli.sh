@@ -226,6 +226,19 @@ for c in f:
 PY
     echo "auto-latency and goal f's first launches (100 ms and 1 s) ran under nvidia"
 
+    # --run-time: a cell that would run 45 s (no checks: its launches or
+    # --max-time) stops at its share of the run's budget, about 1 s here.
+    run --driver-model pocl3 --configs 1 --kernels latency --strategies cooperative,poll \
+        --max-time 45 --run-time 1 --floor-trips 20 --launches 1000000 --json "$work/budget.json"
+    [ "$rc" = 0 ] || fail "--run-time 1: exit status $rc: $err"
+    "$python" - "$work/budget.json" <<'PY' || fail "--run-time 1 did not end the cell"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for r in doc["results"]:
+    assert r["stopped_by"] == "run-time" and r["cell_elapsed_s"] < 10, r
+PY
+    echo "--run-time 1: the cell ended by $(grep -o '"stopped_by": "[a-z-]*"' "$work/budget.json" | sort -u)"
+
     CW_DRIVER_MODEL_LAYER=$notlayer run "${tiny[@]}" --kernels latency
     [ "$rc" = 1 ] || fail "a library that is no layer: exit status $rc, expected 1: $err"
     grep -q 'is not loaded' <<<"$err" || fail "a library that is no layer: not said: $err"
