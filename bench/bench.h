@@ -65,12 +65,11 @@ bool strategy_fixed(int s);
 #define DEF_BLOCK 5u
 #define DEF_WARMUP 10u
 #define DEF_MIN_TIME 0.0
-/* A cell's time budget, its cap when its checks stay undecided: the
- * default run times 6 kernels x 2 configs under 3 driver models, 36 cells,
- * and most are decided in a few seconds; the long commands on the real
- * driver, whose 9 strategies take seconds a round, need tens of seconds,
- * and 45 s keeps the run within 10 minutes while at most about 8 cells
- * reach it. A long cell keeps its LONG_MIN_LAUNCHES whatever the budget. */
+/* A cell's time budget, its cap when its checks stay undecided: most of
+ * the default run's 36 cells are decided in a few seconds; the long
+ * commands on the real driver, whose strategies take seconds a round,
+ * need tens of seconds. The run's own budget (DEF_RUN_TIME) may cut it
+ * shorter. A long cell keeps its LONG_MIN_LAUNCHES whatever the budget. */
 #define DEF_MAX_TIME 45.0
 /* The run's time budget (--run-time), for cells: each cell's --max-time is
  * at most an equal share of what is left of it over the cells left, so
