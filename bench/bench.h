@@ -530,13 +530,16 @@ typedef struct vcond {
     int nterm;
     vterm t[2];
     double c;
+    bool equal_ok; /* no margin of its own: "at most another's figure" */
 } vcond;
-/* The resolution of a condition: differences within RES_REL of its bound
- * (the bound: the condition without its first term) plus RES_ABS of its
- * first term's metric count as equal, and equal meets "at most". A
- * condition is decided true when its interval's upper end is at most the
- * resolution, false when its lower end is above it (bench/README.md
- * says why these figures). */
+/* The resolution of a condition without a margin of its own (equal_ok:
+ * "CPU <= auto's"), where two strategies on the same path sit on the bound
+ * for ever: differences within RES_REL of its bound (the condition
+ * without its first term) plus RES_ABS of its first term's metric count
+ * as equal, and equal meets "at most". A condition is decided true when
+ * its interval's upper end is at most its resolution, false when its
+ * lower end is above it; a condition with a margin (x 1.05, / 1.2, + 2 us,
+ * ...) has a resolution of 0 (bench/README.md says why). */
 #define RES_REL 0.02
 #define RES_ABS_LAT_US 0.5
 #define RES_ABS_CPU_US 0.5

@@ -29,8 +29,10 @@ writes each check's verdict and 95% interval into its JSON ("checks"):
      most max(100 us, 0.5% of the command), its CPU at most 0.5% of the
      time waited.
 
-A condition counts as met within its resolution (bench/README.md#verdicts:
-differences within 2% of its bound plus 0.5 us, or 0.05 ms/s, are equal).
+A condition whose bound is another strategy's figure with no margin
+("CPU <= auto's") counts as met within its resolution
+(bench/README.md#verdicts: differences within 2% of its bound plus 0.5 us,
+or 0.05 ms/s, are equal).
 
 A goal PASSes when every check of it passed, MISSes when one missed, and is
 UNDECIDED otherwise. This script only reports: it decides nothing itself.

@@ -182,11 +182,14 @@ int write_plot(const char *png, const options *o, const results *r, const config
     snprintf(sub, sizeof sub, "%s, %s | cw %s (%s) | %s", platform, device, ri->cw_version,
              ri->git_commit, ri->date);
     gp_string(g, sub);
+    char budget[64] = "";
+    if (o->run_time > 0)
+        snprintf(budget, sizeof budget, " within a run of %g s", o->run_time);
     snprintf(sub, sizeof sub,
              "each box: the strategy's figure over blocking's in the same cell (colour: log "
              "scale, blue lower, red higher) | under each cell its goals' verdicts | up to %g s "
-             "per cell",
-             o->max_time);
+             "per cell%s",
+             o->max_time, budget);
     fputs("\nsubtitle2 = ", g);
     gp_string(g, sub);
     fputc('\n', g);

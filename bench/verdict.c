@@ -122,7 +122,7 @@ void check_eval(vcheck *ck, const round_fig *const *figs, int nrounds, double *s
             }
         }
         double bound = n ? median_of(scratch, (size_t)n) : 0;
-        ck->res[k] = res_abs[c->t[0].metric] + RES_REL * bound;
+        ck->res[k] = c->equal_ok ? res_abs[c->t[0].metric] + RES_REL * bound : 0;
         n = 0;
         for (int r = 0; r < nrounds; ++r) {
             bool ran;
@@ -198,8 +198,10 @@ int goal_checks(const goal_cell *gc, vcheck *out, int max) {
         if (gc->latency_kernel) {
             if ((ck = add(out, &n, max, 'b', A, "%s added latency <= blocking's x 1.05", "auto")))
                 ck->ncond = 1, ck->cond[0] = cond2(A, VM_LAT, 1, B, VM_LAT, -1.05, 0);
-            if ((ck = add(out, &n, max, 'b', A, "%s CPU per launch <= blocking's", "auto")))
+            if ((ck = add(out, &n, max, 'b', A, "%s CPU per launch <= blocking's", "auto"))) {
                 ck->ncond = 1, ck->cond[0] = cond2(A, VM_CPU, 1, B, VM_CPU, -1, 0);
+                ck->cond[0].equal_ok = true;
+            }
         } else if (gc->command_us >= GOAL_B_MIN_US) {
             if ((ck = add(out, &n, max, 'b', A, "%s CPU per launch <= blocking's x 0.10", "auto")))
                 ck->ncond = 1, ck->cond[0] = cond2(A, VM_CPU, 1, B, VM_CPU, -0.10, 0);
@@ -219,12 +221,14 @@ int goal_checks(const goal_cell *gc, vcheck *out, int max) {
                 ck->ncond = 2;
                 ck->cond[0] = cond2(s, VM_LAT, 1, A, VM_LAT, -1 / 1.05, 0);
                 ck->cond[1] = cond2(s, VM_CPU, 1, A, VM_CPU, -1, 0);
+                ck->cond[1].equal_ok = true;
             }
             if ((ck = add(out, &n, max, 'c', s,
                           "%s: not both CPU <= auto's / 1.2 and latency <= auto's", nm))) {
                 ck->ncond = 2;
                 ck->cond[0] = cond2(s, VM_CPU, 1, A, VM_CPU, -1 / 1.2, 0);
                 ck->cond[1] = cond2(s, VM_LAT, 1, A, VM_LAT, -1, 0);
+                ck->cond[1].equal_ok = true;
             }
         }
     }

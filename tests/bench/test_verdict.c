@@ -292,7 +292,8 @@ static void goals_per_cell(void **state) {
 /* Two strategies on the same path: the same CPU, give or take noise, and
  * one 10% quicker. Without a resolution "CPU <= auto's" sits on its bound
  * for ever (undecided); equal within the resolution meets "at most", so
- * the quicker one beats auto: MISS, decided. */
+ * the quicker one beats auto: MISS, decided. A strategy as quick as auto
+ * at the same CPU does not beat it: its latency is not auto's / 1.05. */
 static void equal_within_the_resolution(void **state) {
     (void)state;
     rounds *r = rounds_new();
@@ -307,12 +308,22 @@ static void equal_within_the_resolution(void **state) {
      * + 2% of auto's 60 us. */
     assert_true(ck.lo[1] < 0 && ck.hi[1] > 0 && ck.hi[1] <= ck.res[1]);
     assert_true(fabs(ck.res[1] - (RES_ABS_CPU_US + RES_REL * 60)) < 0.2);
+    /* The latency condition has a margin of its own (auto's / 1.05): no
+     * resolution on top of it. */
+    assert_true(ck.res[0] == 0);
     assert_int_equal(ck.v, V_MISS);
     /* Above the bound by more than the resolution: decided false. */
     for (int i = 0; i < 200; ++i)
         r->figs[C][i].v[VM_CPU] += 5;
     check_eval(&ck, figs(r), 200, r->scratch);
     assert_true(ck.lo[1] > ck.res[1]);
+    assert_int_equal(ck.v, V_PASS);
+    for (int i = 0; i < 200; ++i) {
+        r->figs[C][i].v[VM_CPU] = r->figs[A][i].v[VM_CPU] + noise(r, 1);
+        r->figs[C][i].v[VM_LAT] = r->figs[A][i].v[VM_LAT] + noise(r, 1);
+    }
+    check_eval(&ck, figs(r), 200, r->scratch);
+    assert_true(ck.lo[0] > 0);
     assert_int_equal(ck.v, V_PASS);
     rounds_free(r);
 }
