@@ -53,7 +53,8 @@ static void usage(FILE *f) {
         f,
         "\n"
         "                      (auto-latency: auto with CW_WAIT_LATENCY, its latency\n"
-        "                      preference), or %s: the library's default strategy, run as such\n"
+        "                      preference), or %s: the library's default strategy,\n"
+        "                      run as such\n"
         "                      (cw currently resolves it to auto) [all but %s]\n"
         "  --configs LIST      CPU configurations: a count N (the first N allowed CPUs,\n"
         "                      N workers) or 'all' (every allowed CPU) [1,all]\n"
