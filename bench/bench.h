@@ -75,7 +75,8 @@ bool strategy_fixed(int s);
  * at most an equal share of what is left of it over the cells left, so
  * that time a cell saves by deciding early goes to the cells after it,
  * and the run ends in about this long however loaded the machine is (its
- * checks then more often UNDECIDED). 540 s leaves a default run or sweep
+ * checks then more often UNDECIDED). It cuts no cell before its checks'
+ * first interval (MIN_ROUNDS_SHORT or _LONG rounds). 540 s leaves a default run or sweep
  * a minute for calibration, start-ups, the rounds that end past a cell's
  * share and the exports, within 10 minutes. */
 #define DEF_RUN_TIME 540.0

@@ -386,8 +386,12 @@ static int run_cell(child *c, const kernel_spec *k, double max_time) {
         if (nactive == 0)
             done = (unsigned)cs.rounds; /* only first launches: a round each */
         bool n_done = done >= cap;
-        if (done >= least && elapsed >= max_time) {
-            stopped_by = max_time < o->max_time ? "run-time" : "max-time";
+        /* The run's budget cuts a cell only after the rounds its checks
+         * need for an interval at all: a cell before it that overran its
+         * share would otherwise leave the next one a round or none. */
+        bool by_run = max_time < o->max_time;
+        if (done >= least && elapsed >= max_time && (!by_run || cs.rounds >= min_rounds)) {
+            stopped_by = by_run ? "run-time" : "max-time";
             break;
         }
         if (n_done && elapsed >= o->min_time) {
