@@ -38,7 +38,18 @@
 #define MAX_BUSY 8
 #define MAX_KERNELS (2 + MAX_BUSY)
 #define MAX_CELLS (MAX_KERNELS * MAX_CONFIGS)
-#define NSTRAT CW_STRATEGY_COUNT
+/* The strategies cw-bench runs: cw's (indexed by cw_strategy), then
+ * auto-latency, auto with CW_WAIT_LATENCY, which is no cw_strategy of its
+ * own but a flag on auto's wait. strategy_name and strategy_wait map an
+ * index to its name and to the cw_wait_options it waits with. */
+#define S_AUTO_LATENCY CW_STRATEGY_COUNT
+#define NSTRAT (CW_STRATEGY_COUNT + 1)
+const char *strategy_name(int s);
+/* 0 and the index in *out, or -1 for a name that is none of them. */
+int strategy_from_name(const char *name, int *out);
+/* Whether s is a fixed strategy (goal c, goal e): not auto, auto-latency
+ * or the default (auto in this release). */
+bool strategy_fixed(int s);
 /* --stats per (kernel, config, strategy): cw_stats's counters, its latency
  * buckets, then the counts of what auto decided (cw_stats_auto: AUTO_*),
  * all as differences over the strategy's blocks. */
@@ -54,13 +65,21 @@
 #define DEF_BLOCK 5u
 #define DEF_WARMUP 10u
 #define DEF_MIN_TIME 0.0
-/* A cell's time budget, its cap when its checks stay undecided: the
- * default run times 6 kernels x 2 configs under 3 driver models, 36 cells,
- * and most are decided in a few seconds; the long commands on the real
- * driver, whose 9 strategies take seconds a round, need tens of seconds,
- * and 45 s keeps the run within 10 minutes while at most about 8 cells
- * reach it. A long cell keeps its LONG_MIN_LAUNCHES whatever the budget. */
+/* A cell's time budget, its cap when its checks stay undecided: most of
+ * the default run's 36 cells are decided in a few seconds; the long
+ * commands on the real driver, whose strategies take seconds a round,
+ * need tens of seconds. The run's own budget (DEF_RUN_TIME) may cut it
+ * shorter. A long cell keeps its LONG_MIN_LAUNCHES whatever the budget. */
 #define DEF_MAX_TIME 45.0
+/* The run's time budget (--run-time), for cells: each cell's --max-time is
+ * at most an equal share of what is left of it over the cells left, so
+ * that time a cell saves by deciding early goes to the cells after it,
+ * and the run ends in about this long however loaded the machine is (its
+ * checks then more often UNDECIDED). It cuts no cell before its checks'
+ * first interval (MIN_ROUNDS_SHORT or _LONG rounds). 540 s leaves a default run or sweep
+ * a minute for calibration, start-ups, the rounds that end past a cell's
+ * share and the exports, within 10 minutes. */
+#define DEF_RUN_TIME 540.0
 /* Busy targets from LONG_US up are long kernels: a GPU user's 10 ms to
  * seconds. They get their own launch counts (kernels.c), so that a default
  * run that includes a 1 s kernel stays short. */
@@ -138,8 +157,11 @@ typedef struct options {
     bool launches_set, warmup_set, floor_trips_set;
     double min_time, max_time; /* seconds per cell */
     bool max_time_set;
+    double run_time; /* --run-time: the cells' budget, seconds (0: none) */
+    double deadline; /* child: its cells' end, CLOCK_MONOTONIC seconds (0: none) */
     unsigned floor_trips;
-    bool strategy_on[NSTRAT]; /* indexed by cw_strategy; [CW_STRATEGY_DEFAULT]: "default" */
+    bool strategy_on[NSTRAT]; /* indexed by cw_strategy (and S_AUTO_LATENCY); [CW_STRATEGY_DEFAULT]:
+                                 "default" */
     int ncfg;
     int cfg_cpus[MAX_CPU_CONFIGS]; /* 0: all allowed CPUs */
     char cfg_spec[MAX_CPU_CONFIGS][16];
@@ -292,10 +314,10 @@ typedef struct check_rec {
     int cfg;
     char goal;
     char strategy[48];
-    char what[96];
+    char what[128];
     int v; /* verdict */
     int pairs, rounds, ncond;
-    double est[2], lo[2], hi[2];
+    double est[2], lo[2], hi[2], res[2];
 } check_rec;
 
 typedef struct results {
@@ -475,10 +497,23 @@ int write_plot(const char *png, const options *o, const results *r, const config
 #define GOAL_LONG_US 20000.0
 /* Goal b's commands: this long and longer. */
 #define GOAL_B_MIN_US 100.0
+/* Goal f's commands (late callbacks near the limit): this long and longer. */
+#define GOAL_F_MIN_US 100000.0
+/* Goal f's CPU: at most this share of the time waited. */
+#define GOAL_F_CPS 0.005
 /* A strategy's figures over one round's block: added latency (the block's
  * median) and CPU per launch (its mean without its largest value), CPU of the waits over their wall
  * (s/s), and goal b's latency bound max(100 us, 0.5% of the mean command). */
 enum { VM_LAT, VM_CPU, VM_CPS, VM_CMDB, VM_COUNT };
+/* The figures' series, per round: one per strategy (NSTRAT), then auto's
+ * first launches for goal f: each round a new queue, one untimed launch of
+ * the command on it (the queue's earlier command, waited with auto), then
+ * the timed one: of the cell's command, and of 1 s commands (the default
+ * run has no 1 s cell: that series rides in the 100 ms one). */
+#define F_FIRST NSTRAT
+#define F_FIRST_1S (NSTRAT + 1)
+#define NFIG (NSTRAT + 2)
+#define GOAL_F_LONG_US 1000000.0
 typedef struct round_fig {
     bool ran;
     double v[VM_COUNT];
@@ -496,32 +531,53 @@ typedef struct vcond {
     int nterm;
     vterm t[2];
     double c;
+    bool equal_ok; /* no margin of its own: "at most another's figure" */
 } vcond;
+/* The resolution of a condition without a margin of its own (equal_ok:
+ * "CPU <= auto's"), where two strategies on the same path sit on the bound
+ * for ever: differences within RES_REL of its bound (the condition
+ * without its first term) plus RES_ABS of its first term's metric count
+ * as equal, and equal meets "at most". A condition is decided true when
+ * its interval's upper end is at most its resolution, false when its
+ * lower end is above it; a condition with a margin (x 1.05, / 1.2, + 2 us,
+ * ...) has a resolution of 0 (bench/README.md says why). */
+#define RES_REL 0.02
+#define RES_ABS_LAT_US 0.5
+#define RES_ABS_CPU_US 0.5
+#define RES_ABS_CPS 0.00005
 /* One check of a goal in a cell. ncond 1: a requirement, PASS when its
  * condition's interval lies wholly at or below 0, MISS wholly above. ncond
  * 2: the judged strategy does not beat auto: PASS when either condition is
  * decided false, MISS when both are decided true. */
 typedef struct vcheck {
-    char goal; /* 'a', 'b', 'c' */
+    char goal; /* 'a' to 'f' */
     int strat; /* the strategy the check is about */
-    char what[96];
+    char what[128];
     int ncond;
     vcond cond[2];
+    /* Goal e's checks: the second term of the condition is the strategy
+     * of best_of (a mask of strategies) whose added latency has the lowest
+     * median over the rounds so far, chosen before each evaluation until
+     * best_rounds reaches MIN_ROUNDS_DROP, then kept; it is named in what
+     * after best_at. */
+    unsigned best_of;
+    int best_at, best_rounds;
     int pairs; /* rounds in which every strategy of the check ran */
-    double est[2], lo[2], hi[2];
+    double est[2], lo[2], hi[2], res[2];
     verdict v;
 } vcheck;
-#define MAX_CHECKS 48
+#define MAX_CHECKS 64
 typedef struct goal_cell {
     bool pocl3;  /* the real driver, unchanged: goal a */
-    bool nvidia; /* the nvidia preset as it is: goal b */
+    bool nvidia; /* the nvidia preset as it is: goals b and f */
     bool latency_kernel;
     double command_us; /* the command's nominal run time */
     bool on[NSTRAT];   /* strategies in the cell */
+    bool first_1s;     /* the cell runs goal f's series of 1 s commands */
 } goal_cell;
 /* The goals' checks of a cell; returns how many (at most max). */
 int goal_checks(const goal_cell *gc, vcheck *out, int max);
-/* Evaluates ck over rounds 0..nrounds-1 of figs[strategy][round];
+/* Evaluates ck over rounds 0..nrounds-1 of figs[series][round] (NFIG series);
  * scratch holds nrounds doubles. */
 void check_eval(vcheck *ck, const round_fig *const *figs, int nrounds, double *scratch);
 /* The median of d (sorted in place) and its distribution-free 95% interval

@@ -66,7 +66,11 @@ static long nvcsw(void) {
 }
 
 int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
-    cw_wait_options wo = {.strategy = s, .spin_us = (uint32_t)c->o->spin_us};
+    /* auto-latency is auto asked, by its flag, to prefer a short added
+     * latency. */
+    cw_wait_options wo = {.strategy = s == S_AUTO_LATENCY ? CW_STRATEGY_AUTO : s,
+                          .flags = s == S_AUTO_LATENCY ? CW_WAIT_LATENCY : 0u,
+                          .spin_us = (uint32_t)c->o->spin_us};
     struct timespec c0, w0, w1, c1, wc0, ww0, before[2], ret[2];
     cl_event ev = NULL;
     /* On the strategy's own queue (child_open); the kernel helpers enqueue
@@ -101,8 +105,8 @@ int launch(child *c, const kernel_spec *k, cw_strategy s, sample *out) {
         return -1;
     }
     if (rc != CW_OK) {
-        child_error(c, "%s: cw_wait(%s) failed: %s (OpenCL status %d)", k->name,
-                    cw_strategy_name(s), cw_strerror(rc), st);
+        child_error(c, "%s: cw_wait(%s) failed: %s (OpenCL status %d)", k->name, strategy_name(s),
+                    cw_strerror(rc), st);
         clFinish(c->queues[s]);
         clReleaseEvent(ev);
         return -1;
@@ -171,7 +175,7 @@ typedef struct cell_samples {
     sample *s[NSTRAT];
     unsigned n[NSTRAT], cap[NSTRAT]; /* per strategy (index into the selected ones) */
     uint64_t counts[NSTRAT][NSTATS];
-    round_fig *figs[NSTRAT]; /* per cw_strategy, per round: the block's figures */
+    round_fig *figs[NFIG]; /* per series (cw_strategy, F_*), per round: the block's figures */
     double *scratch;
     int rounds, round_cap;
 } cell_samples;
@@ -197,12 +201,12 @@ static void reserve(cell_samples *cs, int j, unsigned need) {
 static void new_round(cell_samples *cs) {
     if (cs->rounds == cs->round_cap) {
         int cap = cs->round_cap ? cs->round_cap * 2 : 64;
-        for (int s = 0; s < NSTRAT; ++s)
+        for (int s = 0; s < NFIG; ++s)
             cs->figs[s] = grow(cs->figs[s], sizeof(round_fig) * (size_t)cap);
         cs->scratch = grow(cs->scratch, sizeof(double) * (size_t)cap);
         cs->round_cap = cap;
     }
-    for (int s = 0; s < NSTRAT; ++s)
+    for (int s = 0; s < NFIG; ++s)
         cs->figs[s][cs->rounds].ran = false;
 }
 
@@ -232,9 +236,9 @@ static void send_results(child *c, const kernel_spec *k, const cw_strategy *stra
             }
             summarize(v, nv, st[m]);
         }
-        proto_result(c->out, k->name, cw_strategy_name(strat[j]), n, ok, bad, st);
+        proto_result(c->out, k->name, strategy_name(strat[j]), n, ok, bad, st);
         if (c->o->stats)
-            proto_stats(c->out, k->name, cw_strategy_name(strat[j]), cs->counts[j]);
+            proto_stats(c->out, k->name, strategy_name(strat[j]), cs->counts[j]);
         free(v);
     }
 }
@@ -253,11 +257,47 @@ static void cell_goals(const child *c, const kernel_spec *k, goal_cell *gc) {
     gc->command_us = k->timer_us > 0 ? k->timer_us : k->nominal_us;
     for (int s = 0; s < NSTRAT; ++s)
         gc->on[s] = c->o->strategy_on[s];
+    /* Goal f's 1 s commands ride in the cell of the longest command under
+     * 1 s, from 100 ms, where the run has no 1 s command of its own and
+     * the device is the model's timer (whose run time the bench sets). */
+    bool has_1s = false;
+    double longest = 0;
+    for (int b = 0; b < c->o->nbusy; ++b) {
+        double us = c->o->busy_us[b];
+        has_1s |= us >= GOAL_F_LONG_US;
+        if (us < GOAL_F_LONG_US && us > longest)
+            longest = us;
+    }
+    gc->first_1s = gc->nvidia && k->kind == K_BUSY && k->timer_us > 0 && !has_1s &&
+                   k->target_us >= GOAL_F_MIN_US && k->target_us == longest;
+}
+
+/* Goal f's figure of one round: a new queue for auto, one untimed launch
+ * of the command on it (the queue's earlier command), then the timed one,
+ * the first launch on a queue whose earlier command had its length. The
+ * new queue is made before auto's own is set aside, so that the driver
+ * cannot hand back the same handle. */
+static int first_launch(child *c, const kernel_spec *k, sample *out) {
+    cl_int err;
+    cl_command_queue q =
+        clCreateCommandQueue(c->h.context, c->h.device, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (err != CL_SUCCESS) {
+        child_error(c, "clCreateCommandQueue: OpenCL error %d", err);
+        return -1;
+    }
+    cl_command_queue own = c->queues[CW_STRATEGY_AUTO];
+    c->queues[CW_STRATEGY_AUTO] = q;
+    int rc = launch(c, k, CW_STRATEGY_AUTO, NULL);
+    if (rc == 0)
+        rc = launch(c, k, CW_STRATEGY_AUTO, out);
+    c->queues[CW_STRATEGY_AUTO] = own;
+    clReleaseCommandQueue(q);
+    return rc;
 }
 
 /* Runs one cell: one kernel with every selected strategy, within the cell's
  * time budget. Returns 0 or -1 (reported). */
-static int run_cell(child *c, const kernel_spec *k) {
+static int run_cell(child *c, const kernel_spec *k, double max_time) {
     const options *o = c->o;
     double t0 = now_s();
     cw_strategy strat[NSTRAT];
@@ -312,6 +352,24 @@ static int run_cell(child *c, const kernel_spec *k) {
     bool active[NSTRAT];
     for (int j = 0; j < ns; ++j)
         active[j] = true;
+    /* Goal f's series of first launches (F_FIRST, F_FIRST_1S), where the
+     * cell has checks of them; the 1 s one on a copy of the kernel ten
+     * times as long on the model's timer. */
+    bool first_on[2] = {false, false};
+    for (int q = 0; q < nck; ++q)
+        for (int t = 0; t < checks[q].cond[0].nterm; ++t) {
+            int f = checks[q].cond[0].t[t].strat;
+            if (f == F_FIRST || f == F_FIRST_1S)
+                first_on[f - F_FIRST] = true;
+        }
+    kernel_spec k1s = *k;
+    if (first_on[1]) {
+        /* cell_goals: a busy kernel of 100 ms or more on the model's timer. */
+        double times = GOAL_F_LONG_US / k->target_us;
+        k1s.iters = (unsigned)(k->iters * times + 0.5);
+        k1s.timer_us = k->timer_us * times;
+        k1s.nominal_us = GOAL_F_LONG_US;
+    }
     while (rc == 0) {
         double elapsed = now_s() - t0;
         unsigned done = ~0u; /* the fewest launches among the active strategies */
@@ -321,13 +379,19 @@ static int run_cell(child *c, const kernel_spec *k) {
                 done = cs.n[j] < done ? cs.n[j] : done;
                 ++nactive;
             }
-        if (nactive == 0) {
+        if (nactive == 0 && !first_on[0] && !first_on[1]) {
             stopped_by = "decided";
             break;
         }
+        if (nactive == 0)
+            done = (unsigned)cs.rounds; /* only first launches: a round each */
         bool n_done = done >= cap;
-        if (done >= least && elapsed >= o->max_time) {
-            stopped_by = "max-time";
+        /* The run's budget cuts a cell only after the rounds its checks
+         * need for an interval at all: a cell before it that overran its
+         * share would otherwise leave the next one a round or none. */
+        bool by_run = max_time < o->max_time;
+        if (done >= least && elapsed >= max_time && (!by_run || cs.rounds >= min_rounds)) {
+            stopped_by = by_run ? "run-time" : "max-time";
             break;
         }
         if (n_done && elapsed >= o->min_time) {
@@ -372,6 +436,13 @@ static int run_cell(child *c, const kernel_spec *k) {
                 cs.n[idx] += count;
             }
         }
+        for (int f = 0; f < 2 && rc == 0; ++f)
+            if (first_on[f]) {
+                sample one;
+                rc = first_launch(c, f ? &k1s : k, &one);
+                if (rc == 0)
+                    round_figures(&one, 1, &cs.figs[F_FIRST + f][cs.rounds]);
+            }
         if (rc != 0)
             break;
         cs.rounds++;
@@ -379,7 +450,7 @@ static int run_cell(child *c, const kernel_spec *k) {
             continue;
         /* Every check on every round so far; the strategies of the checks
          * still undecided run the next round. */
-        bool need[NSTRAT] = {false};
+        bool need[NFIG] = {false};
         for (int q = 0; q < nck; ++q) {
             check_eval(&checks[q], (const round_fig *const *)cs.figs, cs.rounds, cs.scratch);
             if (checks[q].v != V_UNDECIDED)
@@ -388,11 +459,14 @@ static int run_cell(child *c, const kernel_spec *k) {
                 for (int t = 0; t < checks[q].cond[d].nterm; ++t)
                     need[checks[q].cond[d].t[t].strat] = true;
         }
-        if (cs.rounds >= MIN_ROUNDS_DROP)
+        if (cs.rounds >= MIN_ROUNDS_DROP) {
             for (int j = 0; j < ns; ++j)
                 active[j] = need[strat[j]];
+            for (int f = 0; f < 2; ++f)
+                first_on[f] &= need[F_FIRST + f];
+        }
         /* All decided, but too few rounds to stop: the rest run on. */
-        bool any = false;
+        bool any = first_on[0] || first_on[1];
         for (int j = 0; j < ns; ++j)
             any |= active[j];
         if (!any && cs.rounds < min_rounds)
@@ -447,7 +521,7 @@ static int run_cell(child *c, const kernel_spec *k) {
     proto_cell(c->out, k->name, most, now_s() - t0, stopped_by, profiling_ok);
     for (int j = 0; j < ns; ++j)
         free(cs.s[j]);
-    for (int s = 0; s < NSTRAT; ++s)
+    for (int s = 0; s < NFIG; ++s)
         free(cs.figs[s]);
     free(cs.scratch);
     return ok ? 0 : -1;
@@ -577,7 +651,15 @@ int child_run(const options *o) {
             ++failures;
             continue;
         }
-        failures += run_cell(&c, &ks[i]) != 0;
+        /* --run-time: an equal share of what is left of this config's
+         * time over its cells left. */
+        double max_time = o->max_time;
+        if (o->deadline > 0) {
+            double share = (o->deadline - now_s()) / (nk - i);
+            share = share > 0 ? share : 0;
+            max_time = share < max_time ? share : max_time;
+        }
+        failures += run_cell(&c, &ks[i], max_time) != 0;
         kernel_free(&c, &ks[i]);
     }
     if (floor_slice(&c, &fs) == 0) {

@@ -32,14 +32,17 @@ static void usage(FILE *f) {
             "  --max-time SEC      stop a cell after the round in which SEC seconds passed,\n"
             "                      warm-up included, even short of N launches or with\n"
             "                      checks undecided [%g; sweep %g]\n"
+            "  --run-time SEC      the run's budget for its cells: each cell's --max-time is\n"
+            "                      at most what is left of SEC over the cells left, so that\n"
+            "                      the run ends in about SEC plus start-up; 0: none [%g]\n"
             "  --block N           launches per strategy per round-robin block [%u]\n"
             "  --warmup N          untimed launches per strategy before timing [%u; quick %u]\n"
             "  --strategies LIST   comma-separated subset of:",
-            DEF_LAUNCHES, QUICK_LAUNCHES, DEF_MIN_TIME, DEF_MAX_TIME, SWEEP_MAX_TIME, DEF_BLOCK,
-            DEF_WARMUP, QUICK_WARMUP);
+            DEF_LAUNCHES, QUICK_LAUNCHES, DEF_MIN_TIME, DEF_MAX_TIME, SWEEP_MAX_TIME, DEF_RUN_TIME,
+            DEF_BLOCK, DEF_WARMUP, QUICK_WARMUP);
     int col = 44;
-    for (int s = CW_STRATEGY_BLOCKING; s < CW_STRATEGY_COUNT; ++s) {
-        const char *name = cw_strategy_name((cw_strategy)s);
+    for (int s = CW_STRATEGY_BLOCKING; s < NSTRAT; ++s) {
+        const char *name = strategy_name(s);
         if (col + (int)strlen(name) + 1 > 80) {
             fputs("\n                     ", f);
             col = 21;
@@ -49,7 +52,9 @@ static void usage(FILE *f) {
     fprintf(
         f,
         "\n"
-        "                      or %s: the library's default strategy, run as such\n"
+        "                      (auto-latency: auto with CW_WAIT_LATENCY, its latency\n"
+        "                      preference), or %s: the library's default strategy,\n"
+        "                      run as such\n"
         "                      (cw currently resolves it to auto) [all but %s]\n"
         "  --configs LIST      CPU configurations: a count N (the first N allowed CPUs,\n"
         "                      N workers) or 'all' (every allowed CPU) [1,all]\n"
@@ -161,8 +166,8 @@ static void parse_strategies(const char *v, options *o) {
         die("--strategies: expected a list of at most %d names, got '%s'", NSTRAT, v);
     memset(o->strategy_on, 0, sizeof o->strategy_on);
     for (int k = 0; k < n; ++k) {
-        cw_strategy s;
-        if (cw_strategy_from_name(names[k], &s) != CW_OK)
+        int s;
+        if (strategy_from_name(names[k], &s) != 0)
             die("--strategies: unknown strategy '%s' (see --help)", names[k]);
         o->strategy_on[s] = true;
     }
@@ -240,12 +245,16 @@ enum {
     OPT_CHILD,
     OPT_RESULT_FD,
     OPT_LABEL,
+    OPT_RUN_TIME,
+    OPT_DEADLINE,
 };
 
 static const struct option long_options[] = {
     {"launches", required_argument, NULL, OPT_LAUNCHES},
     {"min-time", required_argument, NULL, OPT_MIN_TIME},
     {"max-time", required_argument, NULL, OPT_MAX_TIME},
+    {"run-time", required_argument, NULL, OPT_RUN_TIME},
+    {"deadline", required_argument, NULL, OPT_DEADLINE},
     {"block", required_argument, NULL, OPT_BLOCK},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"strategies", required_argument, NULL, OPT_STRATEGIES},
@@ -290,8 +299,9 @@ static void defaults(options *o) {
     o->warmup = DEF_WARMUP;
     o->min_time = DEF_MIN_TIME;
     o->max_time = DEF_MAX_TIME;
+    o->run_time = DEF_RUN_TIME;
     o->floor_trips = DEF_FLOOR_TRIPS;
-    for (int s = CW_STRATEGY_BLOCKING; s < CW_STRATEGY_COUNT; ++s)
+    for (int s = CW_STRATEGY_BLOCKING; s < NSTRAT; ++s)
         o->strategy_on[s] = true;
     o->ncfg = 2;
     o->cfg_cpus[0] = 1;
@@ -426,6 +436,14 @@ void parse_options(int argc, char **argv, options *o) {
             break;
         case OPT_LABEL:
             o->label = v;
+            break;
+        case OPT_RUN_TIME:
+            if (!parse_double(v, 0, 1e6, &o->run_time))
+                die("--run-time: expected seconds from 0 to 1e6, got '%s'", v);
+            break;
+        case OPT_DEADLINE: /* the parent's, for a child */
+            if (!parse_double(v, 0, 1e12, &o->deadline))
+                die("--deadline: expected a CLOCK_MONOTONIC time in seconds, got '%s'", v);
             break;
         case ':':
             die("%s: missing value (see --help)", argv[optind - 1]);

@@ -95,7 +95,7 @@ static void json_header(FILE *f, const options *o, const run_info *ri, const res
     cw_strategy strat[NSTRAT];
     int ns = selected_strategies(o, strat);
     for (int j = 0; j < ns; ++j)
-        fprintf(f, "%s\"%s\"", j ? ", " : "", cw_strategy_name(strat[j]));
+        fprintf(f, "%s\"%s\"", j ? ", " : "", strategy_name(strat[j]));
     fputs("],\n    \"driver_models\": [", f);
     for (int m = 0; m < o->nmodels; ++m) {
         driver_model dm;
@@ -268,6 +268,7 @@ int write_json(const char *path, const options *o, const run_info *ri, const res
             json_number(f, c->est[k]);
             jnum(f, "lo", c->lo[k]);
             jnum(f, "hi", c->hi[k]);
+            jnum(f, "resolution", c->res[k]);
             fputc('}', f);
         }
         fputs("]}", f);

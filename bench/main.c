@@ -300,6 +300,14 @@ static int parent_main(int argc, char **argv, const options *o0) {
             extra[ne++] = "--busy-iters";
             extra[ne++] = itersbuf;
         }
+        /* The run's budget: this config's share of what is left of it. */
+        char deadline[64];
+        if (o.run_time > 0) {
+            double now = now_s(), left = t_start + o.run_time - now;
+            snprintf(deadline, sizeof deadline, "%.3f", now + (left > 0 ? left : 0) / (ncfg - c));
+            extra[ne++] = "--deadline";
+            extra[ne++] = deadline;
+        }
         extra[ne] = NULL;
         double t0 = now_s();
         int st = run_child(argv, argc, &o, &cfgs[c], extra, c, &r, NULL, &pg);

@@ -159,6 +159,11 @@ void print_plan(FILE *f, const options *o, const plan *p, const config *cfgs, co
                 "[plan] a cell that holds checks of the goals ends once they are decided, "
                 "often sooner than estimated here; --max-time %g s and --launches %u cap it\n",
                 o->max_time, o->launches);
+    if (o->run_time > 0)
+        fprintf(f,
+                "[plan] --run-time %g s: no cell runs past its share of what is left of it "
+                "(the time left over the cells left)%s\n",
+                o->run_time, p->total_s > o->run_time ? ", which cuts this plan short" : "");
     fputs("[plan] driver models:", f);
     for (int c = 0; c < p->ncfg; ++c) {
         if (c && cfgs[c].model_index == cfgs[c - 1].model_index)

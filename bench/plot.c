@@ -41,7 +41,7 @@ static void gp_string(FILE *f, const char *s) {
 static void cell_verdicts(const results *r, const char *kernel, int cfg, char *out, size_t len) {
     size_t pos = 0;
     out[0] = '\0';
-    for (char g = 'a'; g <= 'c'; ++g) {
+    for (char g = 'a'; g <= 'f'; ++g) {
         int n[3] = {0, 0, 0}, any = 0;
         for (int i = 0; i < r->nchecks; ++i) {
             const check_rec *c = &r->checks[i];
@@ -74,7 +74,7 @@ static int write_data(FILE *f, const results *r, const config *cfgs, int ncfg,
             char verdicts[64];
             cell_verdicts(r, ks[k].name, c, verdicts, sizeof verdicts);
             for (int j = 0; j < ns; ++j) {
-                const record *p = find_record(r, ks[k].name, c, cw_strategy_name(strat[j]));
+                const record *p = find_record(r, ks[k].name, c, strategy_name(strat[j]));
                 double lat = p ? p->st[M_LATENCY][S_MEDIAN] / b->st[M_LATENCY][S_MEDIAN] : NAN;
                 double cpu = p ? p->st[M_CPU][S_MEAN] / b->st[M_CPU][S_MEAN] : NAN;
                 /* A drawn model's parameters would take the whole
@@ -84,7 +84,7 @@ static int write_data(FILE *f, const results *r, const config *cfgs, int ncfg,
                 if (sweep)
                     snprintf(model, sizeof model, "model %d", c + 1);
                 fprintf(f, "%d\t%s %s %s  %s\t%d\t%s", x, sweep ? model : cfgs[c].model.spec,
-                        ks[k].name, cfgs[c].spec, verdicts, j, cw_strategy_name(strat[j]));
+                        ks[k].name, cfgs[c].spec, verdicts, j, strategy_name(strat[j]));
                 for (int q = 0; q < 2; ++q) {
                     double v = q ? cpu : lat;
                     if (isfinite(v) && v > 0)
@@ -182,11 +182,14 @@ int write_plot(const char *png, const options *o, const results *r, const config
     snprintf(sub, sizeof sub, "%s, %s | cw %s (%s) | %s", platform, device, ri->cw_version,
              ri->git_commit, ri->date);
     gp_string(g, sub);
+    char budget[64] = "";
+    if (o->run_time > 0)
+        snprintf(budget, sizeof budget, " within a run of %g s", o->run_time);
     snprintf(sub, sizeof sub,
              "each box: the strategy's figure over blocking's in the same cell (colour: log "
              "scale, blue lower, red higher) | under each cell its goals' verdicts | up to %g s "
-             "per cell",
-             o->max_time);
+             "per cell%s",
+             o->max_time, budget);
     fputs("\nsubtitle2 = ", g);
     gp_string(g, sub);
     fputc('\n', g);

@@ -115,13 +115,14 @@ void proto_check(FILE *f, const char *kernel, int rounds, const vcheck *ck) {
     fputc('V', f);
     field(f, kernel);
     fprintf(f, "\t%c", ck->goal);
-    field(f, cw_strategy_name((cw_strategy)ck->strat));
+    field(f, strategy_name(ck->strat));
     field(f, ck->what);
     field(f, verdict_names[ck->v]);
     fprintf(f, "\t%d\t%d\t%d", ck->pairs, rounds, ck->ncond);
     for (int k = 0; k < 2; ++k)
-        fprintf(f, "\t%.6g\t%.6g\t%.6g", k < ck->ncond ? ck->est[k] : NAN,
-                k < ck->ncond ? ck->lo[k] : NAN, k < ck->ncond ? ck->hi[k] : NAN);
+        fprintf(f, "\t%.6g\t%.6g\t%.6g\t%.6g", k < ck->ncond ? ck->est[k] : NAN,
+                k < ck->ncond ? ck->lo[k] : NAN, k < ck->ncond ? ck->hi[k] : NAN,
+                k < ck->ncond ? ck->res[k] : NAN);
     end(f);
 }
 
@@ -263,9 +264,10 @@ static void read_check(char **f, int cfg, results *r) {
     c->rounds = atoi(f[7]);
     c->ncond = atoi(f[8]);
     for (int k = 0; k < 2; ++k) {
-        c->est[k] = atof(f[9 + 3 * k]);
-        c->lo[k] = atof(f[10 + 3 * k]);
-        c->hi[k] = atof(f[11 + 3 * k]);
+        c->est[k] = atof(f[9 + 4 * k]);
+        c->lo[k] = atof(f[10 + 4 * k]);
+        c->hi[k] = atof(f[11 + 4 * k]);
+        c->res[k] = atof(f[12 + 4 * k]);
     }
 }
 
@@ -336,7 +338,7 @@ char proto_read(char *line, int cfg, results *r, calibration *cal) {
             r->learned[cfg][q] = strtoull(f[1 + q], NULL, 10);
         break;
     case 'V':
-        if (n != 15)
+        if (n != 17)
             return 0;
         read_check(f, cfg, r);
         break;

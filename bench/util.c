@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench.h"
@@ -21,6 +22,26 @@ const char *const learned_names[NLEARNED] = {
     "lateness_ns",      "lateness_samples",      "platforms_driver_wait"};
 const char *const stats_names[8] = {"waits",  "spins", "yields",   "parks",
                                     "sleeps", "polls", "timeouts", "latency_count"};
+
+const char *strategy_name(int s) {
+    return s == S_AUTO_LATENCY ? "auto-latency" : cw_strategy_name((cw_strategy)s);
+}
+
+int strategy_from_name(const char *name, int *out) {
+    cw_strategy s;
+    if (!strcmp(name, "auto-latency")) {
+        *out = S_AUTO_LATENCY;
+        return 0;
+    }
+    if (cw_strategy_from_name(name, &s) != CW_OK)
+        return -1;
+    *out = (int)s;
+    return 0;
+}
+
+bool strategy_fixed(int s) {
+    return s != CW_STRATEGY_AUTO && s != CW_STRATEGY_DEFAULT && s != S_AUTO_LATENCY;
+}
 
 void die(const char *fmt, ...) {
     va_list ap;

@@ -73,23 +73,69 @@ static double cond_value(const vcond *c, const round_fig *const *figs, int r, bo
     return v;
 }
 
+static const double res_abs[VM_COUNT] = {RES_ABS_LAT_US, RES_ABS_CPU_US, RES_ABS_CPS, 0};
+
+/* Goal e's CPU check: the strategy of ck->best_of with the lowest median
+ * added latency over the rounds so far becomes the second term. */
+static void pick_best(vcheck *ck, const round_fig *const *figs, int nrounds, double *scratch) {
+    double best = INFINITY;
+    int at = -1;
+    for (int s = 0; s < NSTRAT; ++s) {
+        if (!(ck->best_of & (1u << s)))
+            continue;
+        int n = 0;
+        for (int r = 0; r < nrounds; ++r)
+            if (figs[s][r].ran && isfinite(figs[s][r].v[VM_LAT]))
+                scratch[n++] = figs[s][r].v[VM_LAT];
+        double m = n ? median_of(scratch, (size_t)n) : INFINITY;
+        if (m < best)
+            best = m, at = s;
+    }
+    if (at < 0)
+        return;
+    ck->cond[0].t[1].strat = at;
+    snprintf(ck->what + ck->best_at, sizeof ck->what - (size_t)ck->best_at, "%s's",
+             strategy_name(at));
+}
+
 void check_eval(vcheck *ck, const round_fig *const *figs, int nrounds, double *scratch) {
     bool decided_true[2] = {false, false}, decided_false[2] = {false, false};
     ck->pairs = 0;
+    /* The best fixed strategy is chosen over the rounds that every
+     * strategy runs (MIN_ROUNDS_DROP), then kept: a choice that flipped
+     * between two near-equal strategies would pair each round with
+     * another one. */
+    if (ck->best_of && ck->best_rounds < MIN_ROUNDS_DROP) {
+        pick_best(ck, figs, nrounds, scratch);
+        ck->best_rounds = nrounds;
+    }
     for (int k = 0; k < ck->ncond; ++k) {
+        const vcond *c = &ck->cond[k];
+        /* The bound per round: the condition without its first term. */
         int n = 0;
         for (int r = 0; r < nrounds; ++r) {
             bool ran;
-            double v = cond_value(&ck->cond[k], figs, r, &ran);
+            double v = cond_value(c, figs, r, &ran);
+            if (ran && isfinite(v)) {
+                const round_fig *f = &figs[c->t[0].strat][r];
+                scratch[n++] = fabs(v - c->t[0].coef * f->v[c->t[0].metric]);
+            }
+        }
+        double bound = n ? median_of(scratch, (size_t)n) : 0;
+        ck->res[k] = c->equal_ok ? res_abs[c->t[0].metric] + RES_REL * bound : 0;
+        n = 0;
+        for (int r = 0; r < nrounds; ++r) {
+            bool ran;
+            double v = cond_value(c, figs, r, &ran);
             if (ran && isfinite(v))
                 scratch[n++] = v;
         }
         ck->pairs = n;
         median_interval(scratch, n, &ck->est[k], &ck->lo[k], &ck->hi[k]);
-        /* Wholly on one side of the bound: the condition (value <= 0) is
-         * decided true or false. */
-        decided_true[k] = isfinite(ck->hi[k]) && ck->hi[k] <= 0;
-        decided_false[k] = isfinite(ck->lo[k]) && ck->lo[k] > 0;
+        /* Wholly on one side of the bound, give or take the resolution:
+         * the condition (value <= 0) is decided true or false. */
+        decided_true[k] = isfinite(ck->hi[k]) && ck->hi[k] <= ck->res[k];
+        decided_false[k] = isfinite(ck->lo[k]) && ck->lo[k] > ck->res[k];
     }
     if (ck->ncond == 1) {
         /* A requirement: it holds when its condition does. */
@@ -124,7 +170,8 @@ static vcheck *add(vcheck *out, int *n, int max, char goal, int strat, const cha
 
 int goal_checks(const goal_cell *gc, vcheck *out, int max) {
     int n = 0;
-    const int B = CW_STRATEGY_BLOCKING, A = CW_STRATEGY_AUTO, C = CW_STRATEGY_COOPERATIVE;
+    const int B = CW_STRATEGY_BLOCKING, A = CW_STRATEGY_AUTO, C = CW_STRATEGY_COOPERATIVE,
+              L = S_AUTO_LATENCY;
     vcheck *ck;
     if (gc->pocl3 && gc->on[B]) {
         /* Goal a: the real driver, unchanged. */
@@ -133,7 +180,7 @@ int goal_checks(const goal_cell *gc, vcheck *out, int max) {
             int s = judged[i];
             if (!gc->on[s])
                 continue;
-            const char *nm = cw_strategy_name((cw_strategy)s);
+            const char *nm = strategy_name(s);
             if ((ck =
                      add(out, &n, max, 'a', s, "%s added latency <= blocking's x 1.05 + 2 us", nm)))
                 ck->ncond = 1, ck->cond[0] = cond2(s, VM_LAT, 1, B, VM_LAT, -1.05, -2);
@@ -151,8 +198,10 @@ int goal_checks(const goal_cell *gc, vcheck *out, int max) {
         if (gc->latency_kernel) {
             if ((ck = add(out, &n, max, 'b', A, "%s added latency <= blocking's x 1.05", "auto")))
                 ck->ncond = 1, ck->cond[0] = cond2(A, VM_LAT, 1, B, VM_LAT, -1.05, 0);
-            if ((ck = add(out, &n, max, 'b', A, "%s CPU per launch <= blocking's", "auto")))
+            if ((ck = add(out, &n, max, 'b', A, "%s CPU per launch <= blocking's", "auto"))) {
                 ck->ncond = 1, ck->cond[0] = cond2(A, VM_CPU, 1, B, VM_CPU, -1, 0);
+                ck->cond[0].equal_ok = true;
+            }
         } else if (gc->command_us >= GOAL_B_MIN_US) {
             if ((ck = add(out, &n, max, 'b', A, "%s CPU per launch <= blocking's x 0.10", "auto")))
                 ck->ncond = 1, ck->cond[0] = cond2(A, VM_CPU, 1, B, VM_CPU, -0.10, 0);
@@ -164,20 +213,66 @@ int goal_checks(const goal_cell *gc, vcheck *out, int max) {
     if (gc->on[A]) {
         /* Goal c: no fixed strategy beats auto with a margin. */
         for (int s = 0; s < NSTRAT; ++s) {
-            if (s == A || s == CW_STRATEGY_DEFAULT || !gc->on[s])
+            if (!strategy_fixed(s) || !gc->on[s])
                 continue;
-            const char *nm = cw_strategy_name((cw_strategy)s);
+            const char *nm = strategy_name(s);
             if ((ck = add(out, &n, max, 'c', s,
                           "%s: not both latency <= auto's / 1.05 and CPU <= auto's", nm))) {
                 ck->ncond = 2;
                 ck->cond[0] = cond2(s, VM_LAT, 1, A, VM_LAT, -1 / 1.05, 0);
                 ck->cond[1] = cond2(s, VM_CPU, 1, A, VM_CPU, -1, 0);
+                ck->cond[1].equal_ok = true;
             }
             if ((ck = add(out, &n, max, 'c', s,
                           "%s: not both CPU <= auto's / 1.2 and latency <= auto's", nm))) {
                 ck->ncond = 2;
                 ck->cond[0] = cond2(s, VM_CPU, 1, A, VM_CPU, -1 / 1.2, 0);
                 ck->cond[1] = cond2(s, VM_LAT, 1, A, VM_LAT, -1, 0);
+                ck->cond[1].equal_ok = true;
+            }
+        }
+    }
+    if (gc->on[L]) {
+        /* Goal e: auto with its latency preference near the best fixed
+         * strategy's added latency, at a CPU near that strategy's. Below
+         * every fixed strategy's bound is below the best's. */
+        unsigned fixed = 0;
+        for (int s = 0; s < NSTRAT; ++s)
+            if (strategy_fixed(s) && gc->on[s])
+                fixed |= 1u << s;
+        int first = fixed ? __builtin_ctz(fixed) : 0;
+        static const char *const what[2] = {
+            "auto-latency added latency <= x 1.05 + 2 us of the best fixed strategy, ",
+            "auto-latency CPU per launch <= 1.2x of the best fixed strategy, "};
+        for (int i = 0; i < 2 && fixed; ++i) {
+            if (!(ck = add(out, &n, max, 'e', L, "%s", what[i])))
+                break;
+            ck->best_of = fixed;
+            ck->best_at = (int)strlen(ck->what);
+            snprintf(ck->what + ck->best_at, sizeof ck->what - (size_t)ck->best_at, "%s's",
+                     strategy_name(first));
+            ck->ncond = 1;
+            ck->cond[0] = i ? cond2(L, VM_CPU, 1, first, VM_CPU, -1.2, 0)
+                            : cond2(L, VM_LAT, 1, first, VM_LAT, -1.05, -2);
+        }
+    }
+    if (gc->nvidia && gc->on[A] && !gc->latency_kernel && gc->command_us >= GOAL_F_MIN_US) {
+        /* Goal f: late callbacks near the limit, from the first launch on
+         * a queue whose earlier command had the same length. */
+        const int series[2] = {F_FIRST, F_FIRST_1S};
+        const char *const len[2] = {"", " (1 s commands)"};
+        for (int i = 0; i < 1 + gc->first_1s; ++i) {
+            int f = series[i];
+            if ((ck = add(out, &n, max, 'f', A,
+                          "auto, first launch: added latency <= max(100 us, 0.5%% of the "
+                          "command)%s",
+                          len[i])))
+                ck->ncond = 1, ck->cond[0] = cond2(f, VM_LAT, 1, f, VM_CMDB, -1, 0);
+            if ((ck = add(out, &n, max, 'f', A,
+                          "auto, first launch: CPU per second waited <= 0.005 s/s%s", len[i]))) {
+                ck->ncond = 1;
+                ck->cond[0] = (vcond){.nterm = 1, .c = -GOAL_F_CPS};
+                ck->cond[0].t[0] = (vterm){f, VM_CPS, 1};
             }
         }
     }

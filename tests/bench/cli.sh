@@ -134,7 +134,7 @@ plan)
         fail "4000 launches of a 1 ms kernel estimated at $e2 s, 1000 at $e1 s"
     echo "the estimate grows with --launches: $e1 s, then $e2 s"
 
-    plan_for 1592 --quick
+    plan_for 1768 --quick
     e=$(estimate)
     awk -v e="$e" 'BEGIN { exit !(e > 0 && e < 8 * 120) }' ||
         fail "--quick estimated at $e s, not under the 8 cells x 120 s worst case"
@@ -201,6 +201,44 @@ assert all(f["driver_model"] == "nvidia" for f in doc["floor"]), doc["floor"]
 PY
     echo "nvidia: $(grep -c '"driver_model": "nvidia"' "$work/nvidia.json") JSON lines name the model, check_bench_json.py passes"
 
+    # auto-latency as a strategy of its own (goal e), and goal f's first
+    # launches on new queues, of 100 ms and of 1 s commands, in the 100 ms
+    # cell: 2 rounds (a long cell's least), about 5 s.
+    run --driver-model nvidia --configs 1 --kernels busy --busy-us 100000 --warmup 0 \
+        --strategies blocking,auto,auto-latency --max-time 0.1 --floor-trips 20 \
+        --json "$work/first.json"
+    [ "$rc" = 0 ] || fail "the goal f run: exit status $rc: $err"
+    "$python" - "$work/first.json" <<'PY' || fail "goals e and f are not in the JSON as expected"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert sorted(r["strategy"] for r in doc["results"]) == ["auto", "auto-latency", "blocking"], \
+    doc["results"]
+e = [c for c in doc["checks"] if c["goal"] == "e"]
+# Latency and CPU against the best fixed strategy: blocking, the only one.
+assert len(e) == 2 and all(c["strategy"] == "auto-latency" for c in e), e
+assert any("blocking's" in c["check"] and "CPU" in c["check"] for c in e), e
+f = [c for c in doc["checks"] if c["goal"] == "f"]
+assert len(f) == 4 and sum("(1 s commands)" in c["check"] for c in f) == 2, f
+for c in f:
+    assert c["pairs"] == c["rounds"] >= 2, c
+    assert c["verdict"] == "UNDECIDED", c  # fewer than 6 pairs: no interval
+    assert c["conditions"][0]["resolution"] == 0, c  # bounds with a margin: none
+PY
+    echo "auto-latency and goal f's first launches (100 ms and 1 s) ran under nvidia"
+
+    # --run-time: a cell that would run 45 s (no checks: its launches or
+    # --max-time) stops at its share of the run's budget, about 1 s here.
+    run --driver-model pocl3 --configs 1 --kernels latency --strategies cooperative,poll \
+        --max-time 45 --run-time 1 --floor-trips 20 --launches 1000000 --json "$work/budget.json"
+    [ "$rc" = 0 ] || fail "--run-time 1: exit status $rc: $err"
+    "$python" - "$work/budget.json" <<'PY' || fail "--run-time 1 did not end the cell"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for r in doc["results"]:
+    assert r["stopped_by"] == "run-time" and r["cell_elapsed_s"] < 10, r
+PY
+    echo "--run-time 1: the cell ended by $(grep -o '"stopped_by": "[a-z-]*"' "$work/budget.json" | sort -u)"
+
     CW_DRIVER_MODEL_LAYER=$notlayer run "${tiny[@]}" --kernels latency
     [ "$rc" = 1 ] || fail "a library that is no layer: exit status $rc, expected 1: $err"
     grep -q 'is not loaded' <<<"$err" || fail "a library that is no layer: not said: $err"
@@ -251,7 +289,7 @@ for m in sw["models"]:
     assert n == len([c for c in doc["checks"] if c["goal"] == "c"
                      and c["driver_model"] == m["driver_model"]]) > 0, m
 for c in doc["checks"]:
-    assert c["verdict"] in ("PASS", "MISS", "UNDECIDED") and c["goal"] == "c", c
+    assert c["verdict"] in ("PASS", "MISS", "UNDECIDED") and c["goal"] in ("c", "e"), c
     for d in c["conditions"]:
         assert d["lo"] is None or d["lo"] <= d["difference"] <= d["hi"], c
 PY

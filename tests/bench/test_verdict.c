@@ -17,7 +17,7 @@ enum { B = CW_STRATEGY_BLOCKING, A = CW_STRATEGY_AUTO, C = CW_STRATEGY_COOPERATI
 
 /* Rounds of made-up figures, every strategy marked as not run. */
 typedef struct rounds {
-    round_fig *figs[NSTRAT];
+    round_fig *figs[NFIG];
     double scratch[MAXR];
     uint64_t x;
 } rounds;
@@ -25,7 +25,7 @@ typedef struct rounds {
 static rounds *rounds_new(void) {
     rounds *r = calloc(1, sizeof *r);
     assert_non_null(r);
-    for (int s = 0; s < NSTRAT; ++s) {
+    for (int s = 0; s < NFIG; ++s) {
         r->figs[s] = calloc(MAXR, sizeof(round_fig));
         assert_non_null(r->figs[s]);
     }
@@ -34,7 +34,7 @@ static rounds *rounds_new(void) {
 }
 
 static void rounds_free(rounds *r) {
-    for (int s = 0; s < NSTRAT; ++s)
+    for (int s = 0; s < NFIG; ++s)
         free(r->figs[s]);
     free(r);
 }
@@ -210,9 +210,9 @@ static void goal_c_beaten_or_not(void **state) {
     rounds *r = rounds_new();
     for (int i = 0; i < 20; ++i) {
         set(r, A, i, 100 + noise(r, 2), 30 + noise(r, 1));
-        set(r, C, i, 50 + noise(r, 2), 20 + noise(r, 1));                     /* beats auto */
-        set(r, CW_STRATEGY_POLL, i, 10 + noise(r, 2), 300 + noise(r, 1));     /* a spin */
-        set(r, CW_STRATEGY_PTHREAD, i, 98 + noise(r, 2), 29.5 + noise(r, 1)); /* within */
+        set(r, C, i, 50 + noise(r, 2), 20 + noise(r, 1));                      /* beats auto */
+        set(r, CW_STRATEGY_POLL, i, 10 + noise(r, 2), 300 + noise(r, 1));      /* a spin */
+        set(r, CW_STRATEGY_PTHREAD, i, 100 + noise(r, 2), 29.5 + noise(r, 1)); /* within */
     }
     for (int which = 0; which < 2; ++which) {
         vcheck ck = c_check(C, which);
@@ -246,8 +246,15 @@ static void goals_per_cell(void **state) {
     assert_int_equal(na, 4);
     assert_int_equal(cps, 2);
     assert_int_equal(nb, 0);
-    /* Every fixed strategy but the library's default, two checks each. */
-    assert_int_equal(nc, 2 * (NSTRAT - 2));
+    /* Every fixed strategy (not auto, auto-latency or the library's
+     * default), two checks each. */
+    int nfixed = 0;
+    for (int q = 0; q < NSTRAT; ++q)
+        nfixed += strategy_fixed(q);
+    assert_int_equal(nfixed, NSTRAT - 3);
+    assert_int_equal(nc, 2 * nfixed);
+    for (int i = 0; i < n; ++i)
+        assert_true(ck[i].goal != 'c' || strategy_fixed(ck[i].strat));
     gc.pocl3 = false;
     gc.nvidia = true;
     gc.latency_kernel = true;
@@ -259,10 +266,120 @@ static void goals_per_cell(void **state) {
     }
     assert_int_equal(na, 0);
     assert_int_equal(nb, 2);
-    /* Without auto, goal c has nothing to judge. */
+    /* Goal f: nvidia, from 100 ms, not the latency kernel. */
+    int nf = 0;
+    for (int i = 0; i < n; ++i)
+        nf += ck[i].goal == 'f';
+    assert_int_equal(nf, 0);
+    gc.latency_kernel = false;
+    n = goal_checks(&gc, ck, MAX_CHECKS);
+    for (int i = 0; i < n; ++i)
+        nf += ck[i].goal == 'f';
+    assert_int_equal(nf, 2);
+    gc.command_us = 20000;
+    n = goal_checks(&gc, ck, MAX_CHECKS);
+    nf = 0;
+    for (int i = 0; i < n; ++i)
+        nf += ck[i].goal == 'f';
+    assert_int_equal(nf, 0);
+    /* Without auto and auto-latency, goals c and e have nothing to judge. */
     gc.nvidia = false;
     gc.on[A] = false;
+    gc.on[S_AUTO_LATENCY] = false;
     assert_int_equal(goal_checks(&gc, ck, MAX_CHECKS), 0);
+}
+
+/* Two strategies on the same path: the same CPU, give or take noise, and
+ * one 10% quicker. Without a resolution "CPU <= auto's" sits on its bound
+ * for ever (undecided); equal within the resolution meets "at most", so
+ * the quicker one beats auto: MISS, decided. A strategy as quick as auto
+ * at the same CPU does not beat it: its latency is not auto's / 1.05. */
+static void equal_within_the_resolution(void **state) {
+    (void)state;
+    rounds *r = rounds_new();
+    for (int i = 0; i < 200; ++i) {
+        double cpu = 60 + noise(r, 5);
+        set(r, A, i, 110 + noise(r, 2), cpu + noise(r, 3));
+        set(r, C, i, 100 + noise(r, 2), cpu + noise(r, 3));
+    }
+    vcheck ck = c_check(C, 0);
+    check_eval(&ck, figs(r), 200, r->scratch);
+    /* CPU: the interval straddles 0 but lies within the resolution, 0.5 us
+     * + 2% of auto's 60 us. */
+    assert_true(ck.lo[1] < 0 && ck.hi[1] > 0 && ck.hi[1] <= ck.res[1]);
+    assert_true(fabs(ck.res[1] - (RES_ABS_CPU_US + RES_REL * 60)) < 0.2);
+    /* The latency condition has a margin of its own (auto's / 1.05): no
+     * resolution on top of it. */
+    assert_true(ck.res[0] == 0);
+    assert_int_equal(ck.v, V_MISS);
+    /* Above the bound by more than the resolution: decided false. */
+    for (int i = 0; i < 200; ++i)
+        r->figs[C][i].v[VM_CPU] += 5;
+    check_eval(&ck, figs(r), 200, r->scratch);
+    assert_true(ck.lo[1] > ck.res[1]);
+    assert_int_equal(ck.v, V_PASS);
+    for (int i = 0; i < 200; ++i) {
+        r->figs[C][i].v[VM_CPU] = r->figs[A][i].v[VM_CPU] + noise(r, 1);
+        r->figs[C][i].v[VM_LAT] = r->figs[A][i].v[VM_LAT] + noise(r, 1);
+    }
+    check_eval(&ck, figs(r), 200, r->scratch);
+    assert_true(ck.lo[0] > 0);
+    assert_int_equal(ck.v, V_PASS);
+    rounds_free(r);
+}
+
+/* Goal e's check of the given kind ("latency" or "CPU"). */
+static vcheck e_check(const char *kind) {
+    goal_cell gc = {.command_us = 1000};
+    for (int q = 0; q < NSTRAT; ++q)
+        gc.on[q] = true;
+    vcheck ck[MAX_CHECKS];
+    int n = goal_checks(&gc, ck, MAX_CHECKS), ne = 0;
+    for (int i = 0; i < n; ++i)
+        ne += ck[i].goal == 'e';
+    assert_int_equal(ne, 2);
+    for (int i = 0; i < n; ++i)
+        if (ck[i].goal == 'e' && ck[i].best_of && strstr(ck[i].what, kind))
+            return ck[i];
+    fail_msg("no %s check of goal e", kind);
+    return ck[0];
+}
+
+/* Goal e: auto-latency against the fixed strategy of the lowest added
+ * latency over the first rounds, kept from then on. */
+static void goal_e_best_fixed(void **state) {
+    (void)state;
+    rounds *r = rounds_new();
+    const int L = S_AUTO_LATENCY, P = CW_STRATEGY_POLL;
+    for (int i = 0; i < 30; ++i) {
+        set(r, B, i, 100 + noise(r, 2), 20 + noise(r, 1));
+        set(r, P, i, 10 + noise(r, 1), 40 + noise(r, 1));   /* the quickest */
+        set(r, L, i, 10.5 + noise(r, 1), 45 + noise(r, 1)); /* near it, 1.125x its CPU */
+    }
+    vcheck cpu = e_check("CPU"), lat = e_check("latency");
+    check_eval(&cpu, figs(r), 30, r->scratch);
+    check_eval(&lat, figs(r), 30, r->scratch);
+    assert_int_equal(cpu.cond[0].t[1].strat, P);
+    assert_int_equal(lat.cond[0].t[1].strat, P);
+    assert_non_null(strstr(cpu.what, "poll's"));
+    assert_int_equal(cpu.v, V_PASS);
+    assert_int_equal(lat.v, V_PASS);
+    /* Poll's CPU falls to 30: 45 is over 1.2x the best's: MISS. */
+    for (int i = 0; i < 30; ++i)
+        r->figs[P][i].v[VM_CPU] = 30 + noise(r, 1);
+    check_eval(&cpu, figs(r), 30, r->scratch);
+    assert_int_equal(cpu.v, V_MISS);
+    /* Chosen, the best stays: blocking turning quicker changes nothing. */
+    for (int i = 0; i < 30; ++i)
+        r->figs[B][i].v[VM_LAT] = 5;
+    check_eval(&lat, figs(r), 30, r->scratch);
+    assert_int_equal(lat.cond[0].t[1].strat, P);
+    /* A new check, before its sixth round, chooses again: blocking. */
+    vcheck fresh = e_check("latency");
+    check_eval(&fresh, figs(r), 4, r->scratch);
+    assert_int_equal(fresh.cond[0].t[1].strat, B);
+    assert_non_null(strstr(fresh.what, "blocking's"));
+    rounds_free(r);
 }
 
 /* A block's figures: the median latency, the CPU mean without its largest. */
@@ -350,6 +467,8 @@ static const struct CMUnitTest bench_verdict[] = {
     cmocka_unit_test(pairs_need_both),
     cmocka_unit_test(goal_c_beaten_or_not),
     cmocka_unit_test(goals_per_cell),
+    cmocka_unit_test(equal_within_the_resolution),
+    cmocka_unit_test(goal_e_best_fixed),
     cmocka_unit_test(block_figures),
     cmocka_unit_test(sweep_same_seed_same_models),
     cmocka_unit_test(sweep_draws_are_valid_models),
