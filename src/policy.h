@@ -54,8 +54,7 @@ enum {
     CW__OFF_SHORT = 1u << 4,   /* the short class: likewise */
     CW__OFF_SETTLED = 1u << 5, /* a settled driver wait still takes the first look */
     CW__OFF_LATE = 1u << 6,    /* callbacks never judged late: no late or hybrid polls */
-    CW__OFF_PEEK = 1u << 7,    /* parked waits never peek */
-    CW__OFF_RISE = 1u << 8,    /* the estimates follow a longer wait by a quarter only */
+    CW__OFF_RISE = 1u << 7,    /* the estimates follow a longer wait by a quarter only */
 };
 
 /* What auto knows when a wait begins. */
@@ -97,7 +96,6 @@ typedef struct cw__choice {
     bool settled;         /* CW__WAY_DRIVER for good: not even a first look first */
     uint64_t spin_ns;     /* CW__WAY_SPIN_PARK */
     bool peek_after_spin; /* read the status once when the spin ran out */
-    uint64_t peek_ns;     /* park: read the status this far into the wait; 0: none */
     uint64_t plan_ns;     /* the expected wait the way plans with */
     uint64_t poll_for_ns; /* CW__WAY_SLEEP_POLL: poll this long, then park on the callback */
     bool rise;            /* the estimates may rise at once after this wait */

@@ -158,8 +158,7 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
         }
         /* A yield, not a pause: on one CPU the driver's worker that runs
          * the markers needs this CPU, and a spin would keep it off for the
-         * whole budget (the probe then learns no lateness, and auto peeks
-         * at every wait for one). */
+         * whole budget (the probe then learns no lateness). */
         sched_yield();
         now = cw_now_ns();
     }

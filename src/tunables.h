@@ -36,13 +36,9 @@
 #define CW__LATENCY_FINE_NS 1000u /* ns | with CW_WAIT_LATENCY and a second CPU, the late polls' spacing near the end | design: a poll's own cost */
 #define CW__LATE_FINE_LEAST_NS 50000u /* ns | no finer spacing than this near the end without CW_WAIT_LATENCY and a spare CPU (a wake-up costs 20-40 us of CPU) | bench: nvidia model */
 
-/* The probe (driver.c). */
+/* The probe (probe.c). */
 #define CW__PROBE_SPIN_NS 2000000u /* ns | the probe's longest wait to see its marker finished | bench: on PoCL it finished within 0.2 ms */
 
-/* Peeks: a parked wait reads the status once to see a late callback. */
-#define CW__PEEK_EVERY 64u /* waits | once lateness is known, one parked wait in this many peeks half way | design */
-#define CW__PEEK_SHIFT 1u /* shift | a peek reads the status at expected >> this into the wait (half way) | design */
-#define CW__PEEK_MAX_NS 10000000u /* ns | longer waits do not peek: their spin or checks see lateness | design */
 
 /* Spinning (policy.c: cw__policy_spin_ns; estimate.c: the spare-CPU view). */
 #define CW__SPIN_MARGIN_SHIFT 2u /* shift | auto spins the expected wait plus expected >> this, so a typical wait ends inside the spin | design */

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Compares the ablation runs kept here (run.sh): per switch, auto's goal
 checks and figures without CW_AUTO_OFF (the group's base runs, rounds 1
 and 2) and with it, on the cells the switch's runs covered.

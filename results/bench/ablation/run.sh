@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The ablation runs of bench/README.md ("What each mechanism of auto buys"):
 # one round = the group's baseline (A) then each switch (B) on its cells;
 # two rounds, so every switch ran A/B/A/B. Usage: run.sh GROUP ROUND, GROUP
