@@ -18,8 +18,10 @@ using cwtest::user_event;
 
 TEST_CASE(waits_for_cl_event_and_cl_Event) {
     cl::UserEvent ev = user_event();
-    std::thread t = set_later(ev, CL_COMPLETE, 20ms);
+    // Read before the setter starts, so that a loaded machine holding this
+    // thread back cannot make the wait look shorter than the delay.
     auto start = std::chrono::steady_clock::now();
+    std::thread t = set_later(ev, CL_COMPLETE, 20ms);
     CHECK(cw::wait(ev) == CL_COMPLETE); // cl::UserEvent
     CHECK(std::chrono::steady_clock::now() - start >= 15ms);
     t.join();
