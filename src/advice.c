@@ -23,9 +23,8 @@ static int driver_of_queue(cl_command_queue queue, cw__driver **d) {
 /*
  * Whether auto's wait under plan p, on a command of the queue keyed `key`
  * that p expects to last p->expected_ns, is the driver's own
- * clWaitForEvents alone: the test cw_wait makes before its first look
- * (wait.c, the settled driver wait), asked of the same policy with the
- * same facts, without waiting.
+ * clWaitForEvents, decided for good (after its first look): asked of the
+ * same policy with the same facts as cw_wait's, without waiting.
  */
 static int auto_settled_on_driver(cw__plan *p, cl_command_queue queue, bool *out) {
     *out = false;
@@ -38,7 +37,6 @@ static int auto_settled_on_driver(cw__plan *p, cl_command_queue queue, bool *out
     cw__facts_of(p, &f);
     cw__choice c;
     cw__policy_choose(&f, &c);
-    /* Only a choice made before the first look: the driver's wait alone. */
     *out = f.driver_wait_allowed && c.settled;
     return CW_OK;
 }

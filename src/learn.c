@@ -44,8 +44,8 @@ static void seen_first(cl_event event, const cw__plan *p, const cw__report *r) {
         cw__driver_measure_cancel(p->driver);
 }
 
-void cw__learn(cl_event event, const cw__plan *p, const cw__choice *ch, bool driver, bool settled,
-               int rc, const cw__report *r) {
+void cw__learn(cl_event event, const cw__plan *p, const cw__choice *ch, bool driver, int rc,
+               const cw__report *r) {
     if (r->seen_first)
         seen_first(event, p, r);
     if (r->callback_in_time)
@@ -58,16 +58,7 @@ void cw__learn(cl_event event, const cw__plan *p, const cw__choice *ch, bool dri
     }
     if (rc != CW_OK || !p->queue_key)
         return;
-    /* A settled wait that did not last a microdelay found its command done,
-     * or as good as done: as for a first look that finds it done, its
-     * length says nothing of the queue's waits, and it would cut the
-     * estimate to a quarter, putting the next waits off the settled path,
-     * to dearer ways, for the few waits it takes to come back. On one CPU
-     * the driver's worker often runs the whole command between the enqueue
-     * and the wait. */
     uint64_t took = cw_now_ns() - p->start_ns;
-    if (settled && took < CW__EST_SETTLED_DONE_NS)
-        return;
     cw__estimate_put(p->queue_key, took, ch->rise);
     if (r->ended_ns)
         cw__estimate_end_put(p->queue_key, r->ended_ns - p->start_ns, r->ended_span_ns, ch->rise);

@@ -16,12 +16,12 @@
 
 /*
  * After a wait of plan `p` on `event` that returned `rc`, by choice `ch`
- * (`driver`: the way it took was the driver's wait; `settled`: it took no
- * first look), with what its way reported. Leaves a completion the report
+ * (`driver`: the way it took was the driver's wait), with what its way
+ * reported. Leaves a completion the report
  * still holds (r->seen_first). Makes no OpenCL call but a status read of
  * the event's record, through the table.
  */
-void cw__learn(cl_event event, const cw__plan *p, const cw__choice *ch, bool driver, bool settled,
-               int rc, const cw__report *r);
+void cw__learn(cl_event event, const cw__plan *p, const cw__choice *ch, bool driver, int rc,
+               const cw__report *r);
 
 #endif

@@ -47,14 +47,13 @@ typedef struct cw__driver_view {
  * policy decide as if that mechanism were not there.
  */
 enum {
-    CW__OFF_SPIN = 1u << 0,    /* no spin planned (but with CW_WAIT_LATENCY) */
-    CW__OFF_VOTE = 1u << 1,    /* late platforms: no driver-wait vote, no driver wait */
-    CW__OFF_NEAR = 1u << 2,    /* the near class: no trials, the callback wait */
-    CW__OFF_FAR = 1u << 3,     /* the far class: likewise */
-    CW__OFF_SHORT = 1u << 4,   /* the short class: likewise */
-    CW__OFF_SETTLED = 1u << 5, /* a settled driver wait still takes the first look */
-    CW__OFF_LATE = 1u << 6,    /* callbacks never judged late: no late or hybrid polls */
-    CW__OFF_RISE = 1u << 7,    /* the estimates follow a longer wait by a quarter only */
+    CW__OFF_SPIN = 1u << 0,  /* no spin planned (but with CW_WAIT_LATENCY) */
+    CW__OFF_VOTE = 1u << 1,  /* late platforms: no driver-wait vote, no driver wait */
+    CW__OFF_NEAR = 1u << 2,  /* the near class: no trials, the callback wait */
+    CW__OFF_FAR = 1u << 3,   /* the far class: likewise */
+    CW__OFF_SHORT = 1u << 4, /* the short class: likewise */
+    CW__OFF_LATE = 1u << 5,  /* callbacks never judged late: no late or hybrid polls */
+    CW__OFF_RISE = 1u << 6,  /* the estimates follow a longer wait by a quarter only */
 };
 
 /* What auto knows when a wait begins. */
@@ -93,7 +92,7 @@ typedef struct cw__choice {
     cw__way way;
     cw__trial trial;
     unsigned cls;         /* CW__TRIAL_CLASS: the class */
-    bool settled;         /* CW__WAY_DRIVER for good: not even a first look first */
+    bool settled;         /* CW__WAY_DRIVER for good (no trial; what cw_advice_get tells) */
     uint64_t spin_ns;     /* CW__WAY_SPIN_PARK */
     bool peek_after_spin; /* read the status once when the spin ran out */
     uint64_t plan_ns;     /* the expected wait the way plans with */

@@ -69,37 +69,6 @@ static int run_way(cl_event event, const cw__plan *p, const cw__choice *ch, cw__
     return rc;
 }
 
-/*
- * Auto, before the first look: the way where the platform has settled on
- * the driver's clWaitForEvents for a wait of this length, and nothing else,
- * not even the look, since clWaitForEvents rejects a bad handle, returns
- * for finished work and flushes by itself: every step of cw's own around
- * it is thread CPU time that `blocking` does not pay. The estimate is
- * planned first, which asks the event for its queue (and so validates
- * it); a user event (no queue) or a bad handle goes the usual way. Returns
- * false where it did not wait (the facts are then gathered, in *f).
- */
-static bool wait_settled(cl_event event, cw__plan *p, cw__facts *f, cl_int *cl_status, int *rc) {
-    cw__estimate_plan(p, event);
-    if (!p->queue_key)
-        return false;
-    p->driver = cw__driver_of(event);
-    cw__facts_of(p, f);
-    if (!f->driver_wait_allowed)
-        return false;
-    cw__choice ch;
-    cw__policy_choose(f, &ch);
-    if (!ch.settled)
-        return false;
-    cw__driver_probe(p->driver, event);
-    cw__stat_add(CW__STAT_DRIVER_WAITS, 1);
-    cw__facts_turn();
-    *rc = cw__way_driver(event, cl_status);
-    cw__report r = {0};
-    cw__learn(event, p, &ch, true, true, *rc, &r);
-    return true;
-}
-
 static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
     /* clWaitForEvents validates and flushes by itself; keep it the bare call
      * so that it stays the benchmark's reference. It cannot time out: with a
@@ -118,13 +87,6 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         return CW_ERR_TIMEOUT;
     }
     bool is_auto = p->row->spin == CW__SPIN_AUTO;
-    cw__facts f;
-    bool gathered = false;
-    if (is_auto) {
-        if (wait_settled(event, p, &f, cl_status, &rc))
-            return rc;
-        gathered = p->queue_key != 0;
-    }
     /* One look up front: it rejects a bad handle before any registration,
      * returns at once for work that already finished or failed, and gives
      * a queued command its flush. */
@@ -153,12 +115,8 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         cw__driver_probe(p->driver, event);
         cw__choice ch;
         if (is_auto) {
-            /* The probe may have taught something: the record is read
-             * again; the spare-CPU view is kept (read at most once). */
-            if (gathered)
-                cw__driver_view_get(p->driver, &f.driver);
-            else
-                cw__facts_of(p, &f);
+            cw__facts f;
+            cw__facts_of(p, &f);
             cw__policy_choose(&f, &ch);
             cw__facts_turn();
         } else {
@@ -167,7 +125,7 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         cw__report r = {0};
         bool driver = false;
         rc = run_way(event, p, &ch, &r, &driver, cl_status);
-        cw__learn(event, p, &ch, driver, false, rc, &r);
+        cw__learn(event, p, &ch, driver, rc, &r);
         return rc;
     }
     }
@@ -175,7 +133,7 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
      * record of a finished event. */
     cw__choice none = fixed_choice(p);
     cw__report r = {0};
-    cw__learn(event, p, &none, false, false, rc, &r);
+    cw__learn(event, p, &none, false, rc, &r);
     if (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED)
         cw__table_forget(event);
     return rc;

@@ -427,11 +427,6 @@ static void switched_off_mechanisms_are_not_used(void **state) {
     cw__policy_choose(&near, &c);
     assert_int_equal(c.way, CW__WAY_PARK);
     assert_int_equal(c.trial, CW__TRIAL_NONE);
-    cw__facts settled = {BASE, .driver = decided(platform(0), CW__CLASS_NEAR, 16, 20),
-                         .off = CW__OFF_SETTLED};
-    cw__policy_choose(&settled, &c);
-    assert_int_equal(c.way, CW__WAY_DRIVER);
-    assert_false(c.settled);
     cw__facts late = {BASE, .driver = voted(platform(LATE_NS), true), .off = CW__OFF_LATE};
     cw__policy_choose(&late, &c);
     assert_int_equal(c.way, CW__WAY_PARK);

@@ -23,8 +23,8 @@ typedef struct cw_advice {
      * commands and by cw_advice_waited); 0 when it has none yet. */
     uint64_t expected_ns;
     /* Non-zero: cw_wait with these options, on a command of this queue,
-     * would now be served by the driver's own clWaitForEvents and nothing
-     * of cw's around it (CW_STRATEGY_BLOCKING without a timeout; or auto,
+     * would now be served by the driver's own clWaitForEvents, after at
+     * most one status read (CW_STRATEGY_BLOCKING without a timeout; or auto,
      * where it has settled on the driver's own wait for a wait of
      * expected_ns on the queue's platform, cw_wait(3)). A caller that
      * would make a command only to wait on it (a marker, for clFinish)
