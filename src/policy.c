@@ -163,10 +163,10 @@ static uint64_t spin_for(uint64_t expected_ns) {
 }
 
 bool cw__policy_needs_spare(const cw__facts *f) {
-    if (late_for(f, f->expected_ns))
-        return f->latency;
     if (f->latency)
         return true;
+    if (late_for(f, f->expected_ns))
+        return false;
     return !(f->off & CW__OFF_SPIN) && f->expected_ns && f->expected_ns <= f->spin_cap_ns;
 }
 
@@ -174,13 +174,10 @@ bool cw__policy_needs_spare(const cw__facts *f) {
  * ends about when expected (a queue's earlier commands tell its end to
  * within a fraction of a percent on a GPU) is seen within
  * E >> CW__LATE_FINE_SHIFT of it (at least CW__LATE_FINE_LEAST_NS, a
- * wake-up's cost), a few polls a wait; with the latency preference and a
- * spare CPU, within a microsecond or two. */
-static uint64_t fine_of(const cw__facts *f, uint64_t plan_ns) {
+ * wake-up's cost), a few polls a wait. */
+static uint64_t fine_of(uint64_t plan_ns) {
     if (!plan_ns)
         return 0;
-    if (f->latency && f->spare_cpu)
-        return CW__LATENCY_FINE_NS;
     uint64_t fine = plan_ns >> CW__LATE_FINE_SHIFT;
     return fine > CW__LATE_FINE_LEAST_NS ? fine : CW__LATE_FINE_LEAST_NS;
 }
@@ -209,9 +206,7 @@ static uint64_t early_of(const cw__facts *f, uint64_t fine_ns, uint64_t plan_ns)
  * that the lateness stays measured. */
 static void choose_late(const cw__facts *f, cw__choice *c) {
     const cw__driver_view *d = &f->driver;
-    /* With the latency preference and a spare CPU, polls at microseconds
-     * near the end beat a sleeping driver wait's wake-up. */
-    if (f->driver_wait_allowed && !(f->latency && f->spare_cpu) && !(f->off & CW__OFF_VOTE)) {
+    if (f->driver_wait_allowed && !(f->off & CW__OFF_VOTE)) {
         if (cw__policy_vote_decided(d->vote_trials, d->vote_asleep) &&
             cw__policy_vote_sleeps(d->vote_trials, d->vote_asleep)) {
             c->way = CW__WAY_DRIVER;
@@ -228,7 +223,7 @@ static void choose_late(const cw__facts *f, cw__choice *c) {
         }
     }
     c->plan_ns = f->end_ns ? f->end_ns : f->expected_ns;
-    c->fine_ns = fine_of(f, c->plan_ns);
+    c->fine_ns = fine_of(c->plan_ns);
     c->fine_early_ns = early_of(f, c->fine_ns, c->plan_ns);
     /* Where polls told the queue's ends and they lie close together (within
      * 1/16 of the plan, on average), one sleep reaches the fine polls: the
@@ -257,26 +252,28 @@ static void choose_late(const cw__facts *f, cw__choice *c) {
 }
 
 static void choose(const cw__facts *f, cw__choice *c) {
+    /* The latency preference, where the thread has a second CPU: the
+     * status read in a loop, as the poll strategy reads it. Of every way,
+     * the one the benchmark found soonest after the command's end on the
+     * drivers it knows (goal e), at a CPU for the wait's length, which is
+     * what the caller chose to spend. */
+    if (f->latency && f->spare_cpu) {
+        c->way = CW__WAY_POLL;
+        c->why = "latency preferred; a second CPU: read the status in a loop";
+        return;
+    }
     if (late_for(f, f->expected_ns)) {
         choose_late(f, c);
         return;
     }
     /* Spinning pays only where the thread that signals has a CPU of its
-     * own, and only for about as long as the wait is expected to last. With
-     * the latency preference it is worth any expected length (the first
-     * wait, of unknown length, spins up to a bound). */
-    uint64_t spin = 0;
-    if (f->spare_cpu && f->latency)
-        spin = f->expected_ns ? spin_for(f->expected_ns) : CW__LATENCY_SPIN_MAX_NS;
-    else if (f->spare_cpu && f->expected_ns && f->expected_ns <= f->spin_cap_ns &&
-             !(f->off & CW__OFF_SPIN))
-        spin = spin_for(f->expected_ns);
-    if (spin) {
+     * own, and only for about as long as the wait is expected to last. */
+    if (f->spare_cpu && f->expected_ns && f->expected_ns <= f->spin_cap_ns &&
+        !(f->off & CW__OFF_SPIN)) {
         c->way = CW__WAY_SPIN_PARK;
-        c->spin_ns = spin;
+        c->spin_ns = spin_for(f->expected_ns);
         c->peek_after_spin = true;
-        c->why = f->latency ? "latency preferred; a CPU is spare: spin"
-                            : "a CPU is spare; spin about the expected wait";
+        c->why = "a CPU is spare; spin about the expected wait";
         return;
     }
     if (!f->expected_ns || !f->driver_wait_allowed) {

@@ -79,6 +79,7 @@ typedef enum cw__way {
     CW__WAY_SPIN_PARK,  /* spin on the callback for spin_ns, then park */
     CW__WAY_SLEEP_POLL, /* no callback: sleep toward the end, then poll (late callbacks) */
     CW__WAY_POLL_STEPS, /* the callback registered, the status polled on steps */
+    CW__WAY_POLL,       /* the status read in a busy loop (the latency preference) */
 } cw__way;
 
 /* What a wait's cost teaches. */

@@ -33,8 +33,7 @@
 #define CW__LATE_POLL_PLANS 2u /* plans | a late wait polls through at least this many times its longer estimate before it parks on the callback | design: a wait twice as long as planned has outgrown it */
 #define CW__LATE_EARLY_STEPS 2u /* steps | the fine polls begin at least this many fine steps before the expected end | design */
 #define CW__LATE_EARLY_SPREADS 2u /* spreads | and at least this many times the told ends' mean deviation before it | design: most ends fall within two */
-#define CW__LATENCY_FINE_NS 1000u /* ns | with CW_WAIT_LATENCY and a second CPU, the late polls' spacing near the end | design: a poll's own cost */
-#define CW__LATE_FINE_LEAST_NS 50000u /* ns | no finer spacing than this near the end without CW_WAIT_LATENCY and a spare CPU (a wake-up costs 20-40 us of CPU) | bench: nvidia model */
+#define CW__LATE_FINE_LEAST_NS 50000u /* ns | no finer spacing than this near the end (a wake-up costs 20-40 us of CPU) | bench: nvidia model */
 
 /* The probe (probe.c). */
 #define CW__PROBE_SPIN_NS 2000000u /* ns | the probe's longest wait to see its marker finished | bench: on PoCL it finished within 0.2 ms */
@@ -43,7 +42,6 @@
 /* Spinning (policy.c: cw__policy_spin_ns; estimate.c: the spare-CPU view). */
 #define CW__SPIN_MARGIN_SHIFT 2u /* shift | auto spins the expected wait plus expected >> this, so a typical wait ends inside the spin | design */
 #define CW__SPARE_SAMPLE_NS 50000000u /* ns | the spare-CPU view (affinity, /proc/loadavg) is re-read at most this often | design: its read costs ten times the affinity call */
-#define CW__LATENCY_SPIN_MAX_NS 20000000u /* ns | with CW_WAIT_LATENCY, auto spins for waits expected up to this long | design */
 
 /* The driver-wait vote: does clWaitForEvents sleep? (late platforms) */
 #define CW__VOTE_TRIALS 4u /* waits | timed clWaitForEvents calls that vote | design */

@@ -55,6 +55,11 @@ static int run_way(cl_event event, const cw__plan *p, const cw__choice *ch, cw__
     case CW__WAY_POLL_STEPS:
         rc = cw__way_poll_steps(event, p, ch, r, cl_status);
         break;
+    case CW__WAY_POLL:
+        rc = cw__way_poll(event, p->deadline_ns, cl_status);
+        if (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED)
+            cw__table_forget(event);
+        break;
     case CW__WAY_PARK:
     case CW__WAY_SPIN_PARK:
     default:

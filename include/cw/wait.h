@@ -98,12 +98,12 @@ enum {
     CW_WAIT_POLL = 1u << 2,
     /*
      * CW_STRATEGY_AUTO (and the default strategy): prefer a short time from
-     * the command's end to the wait's return over a small CPU cost. Auto
-     * may then spin where it would park, and poll more finely where the
-     * driver's callbacks come late, spending the waiting thread's CPU to
-     * return sooner (cw_wait(3) says how much). The result and the error
-     * codes are the same as without it. Ignored by the other strategies,
-     * by cw_wait_all and cw_wait_any.
+     * the command's end to the wait's return over a small CPU cost. Where
+     * the thread may run on a second CPU, auto then reads the status in a
+     * loop, as CW_STRATEGY_POLL does, spending up to a CPU for the wait's
+     * length; elsewhere it waits as without the flag. The result and the
+     * error codes are the same as without it. Ignored by the other
+     * strategies, by cw_wait_all and cw_wait_any.
      */
     CW_WAIT_LATENCY = 1u << 3,
     CW_WAIT_FLAGS_ALL_ = CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL | CW_WAIT_LATENCY
