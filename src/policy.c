@@ -170,6 +170,19 @@ bool cw__policy_needs_spare(const cw__facts *f) {
     return !(f->off & CW__OFF_SPIN) && f->expected_ns && f->expected_ns <= f->spin_cap_ns;
 }
 
+/* A parked wait reads the status half way through its expected wait now
+ * and then (every wait until the lateness is known): a command found done
+ * there before its callback shows callbacks late, and measures by how
+ * much. Longer waits see a lateness that matters to them through their
+ * checks. */
+static uint64_t peek_of(const cw__facts *f, uint64_t plan_ns) {
+    if (!plan_ns || plan_ns > CW__PEEK_MAX_NS || !f->driver.known || (f->off & CW__OFF_PEEK))
+        return 0;
+    if (f->driver.lateness_known && f->turn % CW__PEEK_EVERY != 0)
+        return 0;
+    return plan_ns >> CW__PEEK_SHIFT;
+}
+
 /* A late wait's poll spacing around the expected end: a command that
  * ends about when expected (a queue's earlier commands tell its end to
  * within a fraction of a percent on a GPU) is seen within
@@ -276,6 +289,7 @@ static void choose(const cw__facts *f, cw__choice *c) {
         c->why = "a CPU is spare; spin about the expected wait";
         return;
     }
+    c->peek_ns = peek_of(f, f->expected_ns);
     if (!f->expected_ns || !f->driver_wait_allowed) {
         c->why = f->expected_ns ? "park on the callback (the driver's wait is not allowed)"
                                 : "park on the callback (no expected wait yet)";
@@ -293,6 +307,7 @@ static void choose(const cw__facts *f, cw__choice *c) {
     if (driver) {
         c->way = CW__WAY_DRIVER;
         c->settled = true;
+        c->peek_ns = 0;
         c->why = "parks at once; its class found the driver's wait cheaper";
         return;
     }

@@ -54,6 +54,7 @@ enum {
     CW__OFF_SHORT = 1u << 4, /* the short class: likewise */
     CW__OFF_LATE = 1u << 5,  /* callbacks never judged late: no late or hybrid polls */
     CW__OFF_RISE = 1u << 6,  /* the estimates follow a longer wait by a quarter only */
+    CW__OFF_PEEK = 1u << 7,  /* parked waits never peek */
 };
 
 /* What auto knows when a wait begins. */
@@ -96,6 +97,7 @@ typedef struct cw__choice {
     bool settled;         /* CW__WAY_DRIVER for good (no trial; what cw_advice_get tells) */
     uint64_t spin_ns;     /* CW__WAY_SPIN_PARK */
     bool peek_after_spin; /* read the status once when the spin ran out */
+    uint64_t peek_ns;     /* park: read the status this far into the wait; 0: none */
     uint64_t plan_ns;     /* the expected wait the way plans with */
     uint64_t poll_for_ns; /* CW__WAY_SLEEP_POLL: poll this long, then park on the callback */
     bool rise;            /* the estimates may rise at once after this wait */

@@ -158,7 +158,8 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
         }
         /* A yield, not a pause: on one CPU the driver's worker that runs
          * the markers needs this CPU, and a spin would keep it off for the
-         * whole budget (the probe then learns no lateness). */
+         * whole budget (the probe then learns no lateness, and auto peeks
+         * at every wait for one). */
         sched_yield();
         now = cw_now_ns();
     }

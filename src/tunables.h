@@ -35,9 +35,13 @@
 #define CW__LATE_EARLY_SPREADS 2u /* spreads | and at least this many times the told ends' mean deviation before it | design: most ends fall within two */
 #define CW__LATE_FINE_LEAST_NS 50000u /* ns | no finer spacing than this near the end (a wake-up costs 20-40 us of CPU) | bench: nvidia model */
 
-/* The probe (probe.c). */
+/* The probe (driver.c). */
 #define CW__PROBE_SPIN_NS 2000000u /* ns | the probe's longest wait to see its marker finished | bench: on PoCL it finished within 0.2 ms */
 
+/* Peeks: a parked wait reads the status once to see a late callback. */
+#define CW__PEEK_EVERY 64u /* waits | once lateness is known, one parked wait in this many peeks half way | design */
+#define CW__PEEK_SHIFT 1u /* shift | a peek reads the status at expected >> this into the wait (half way) | design */
+#define CW__PEEK_MAX_NS 10000000u /* ns | longer waits do not peek: their spin or checks see lateness | design */
 
 /* Spinning (policy.c: cw__policy_spin_ns; estimate.c: the spare-CPU view). */
 #define CW__SPIN_MARGIN_SHIFT 2u /* shift | auto spins the expected wait plus expected >> this, so a typical wait ends inside the spin | design */

@@ -45,7 +45,7 @@ int cw__way_poll(cl_event event, uint64_t deadline_ns, cl_int *cl_status);
 /* backoff-poll: sleeps through the expected wait, then growing delays. */
 int cw__way_backoff(cl_event event, const cw__plan *p, cl_int *cl_status);
 /* Park (or spin, then park) on the event's callback, with the failed-command
- * checks. */
+ * checks and the choice's peeks. */
 int cw__way_park(cl_event event, const cw__plan *p, const cw__choice *ch, cw__report *r,
                  cl_int *cl_status);
 /* The callback registered, the status polled on the choice's steps. */

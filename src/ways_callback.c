@@ -105,9 +105,9 @@ static int seen_first(cw__completion *c, uint64_t seen_ns, uint64_t running_ns, 
  * callbacks, the first one after the interval or, with the default
  * interval, after twice the expected wait. A spin budget, when there is
  * one, is spent first, with the same status checks inside it, so a long
- * spin cannot hide a failure; auto reads the status once when its spin ran
- * out (peek_after_spin), which is how a callback later than the command is
- * seen; a parked wait sees one at its checks.
+ * spin cannot hide a failure; the choice may read the status once when the
+ * spin ran out, or once into the park (its peeks), which is how a callback
+ * later than the command is seen.
  */
 int cw__way_park(cl_event event, const cw__plan *p, const cw__choice *ch, cw__report *r,
                  cl_int *cl_status) {
@@ -129,8 +129,11 @@ int cw__way_park(cl_event event, const cw__plan *p, const cw__choice *ch, cw__re
         now, cw__plan_first_check_ns(&checks, ch->plan_ns, cw__driver_failed_fire(p->driver)));
     uint64_t spin_end = ch->spin_ns ? cw__after_ns(now, ch->spin_ns) : 0;
     bool peek = ch->peek_after_spin && ch->spin_ns;
+    uint64_t peek_at = ch->peek_ns ? cw__after_ns(now, ch->peek_ns) : CW_DEADLINE_NONE;
     for (;;) {
         uint64_t until = check < deadline ? check : deadline;
+        if (peek_at < until)
+            until = peek_at;
         bool signalled = false;
         if (now < spin_end) {
             signalled = spin_until(c, spin_end < until ? spin_end : until);
@@ -165,10 +168,11 @@ int cw__way_park(cl_event event, const cw__plan *p, const cw__choice *ch, cw__re
             if (rc != CW_OK || *cl_status <= CL_COMPLETE)
                 break;
             running = now;
-        } else if (now >= check || now >= deadline) {
+        } else if (now >= check || now >= deadline || now >= peek_at) {
             rc = cw__status_read(event, cl_status);
             if (now >= check)
                 cw__stat_add(CW__STAT_CHECKS, 1);
+            peek_at = CW_DEADLINE_NONE;
             if (rc != CW_OK || *cl_status <= CL_COMPLETE) {
                 if (rc == CW_OK && *cl_status == CL_COMPLETE && !cw__completion_is_signalled(c))
                     return seen_first(c, now, running, r);

@@ -165,6 +165,7 @@ int cw__way_sleep_poll(cl_event event, const cw__plan *p, const cw__choice *ch, 
     cw__choice park = *ch;
     park.way = CW__WAY_PARK;
     park.spin_ns = 0;
+    park.peek_ns = 0;
     return cw__way_park(event, p, &park, r, cl_status);
 }
 
