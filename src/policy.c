@@ -269,8 +269,10 @@ static void choose(const cw__facts *f, cw__choice *c) {
      * status read in a loop, as the poll strategy reads it. Of every way,
      * the one the benchmark found soonest after the command's end on the
      * drivers it knows (goal e), at a CPU for the wait's length, which is
-     * what the caller chose to spend. */
-    if (f->latency && f->spare_cpu) {
+     * what the caller chose to spend. Not on a parker of the caller's: a
+     * runtime that gave one must get its thread back while the command
+     * runs. */
+    if (f->latency && f->spare_cpu && !f->callers_parker) {
         c->way = CW__WAY_POLL;
         c->why = "latency preferred; a second CPU: read the status in a loop";
         return;

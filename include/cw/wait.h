@@ -99,9 +99,10 @@ enum {
     /*
      * CW_STRATEGY_AUTO (and the default strategy): prefer a short time from
      * the command's end to the wait's return over a small CPU cost. Where
-     * the thread may run on a second CPU, auto then reads the status in a
-     * loop, as CW_STRATEGY_POLL does, spending up to a CPU for the wait's
-     * length; elsewhere it waits as without the flag. The result and the
+     * the thread may run on a second CPU and waits on its own parker, auto
+     * then reads the status in a loop, as CW_STRATEGY_POLL does, spending
+     * up to a CPU for the wait's length; elsewhere it waits as without the
+     * flag. The result and the
      * error codes are the same as without it. Ignored by the other
      * strategies, by cw_wait_all and cw_wait_any.
      */
