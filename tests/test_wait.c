@@ -1370,15 +1370,20 @@ static void load_is_read_only_where_a_cpu_may_be_spare(void **state) {
     assert_false(cw__estimate_shares_cpus((uintptr_t)gpu));
     /* Past auto's view of the CPUs and the load (re-read every 50 ms). */
     cw_test_sleep_us(60000);
-    long on_cpu = auto_wait_reads(cpu);
-    long on_gpu = auto_wait_reads(gpu);
     /* Where callbacks are late for these waits (a model's), auto plans no
-     * spin and reads nothing (late_waits_read_no_load). */
+     * spin and reads nothing (late_waits_read_no_load). Whether they are is
+     * read before and after the waits: a wait may teach it meanwhile (the
+     * probe's measurement can miss on a loaded machine), and then either
+     * answer is right for the GPU's wait. */
     cl_event m;
     assert_int_equal(clEnqueueMarkerWithWaitList(gpu, 0, NULL, &m), CL_SUCCESS);
     assert_int_equal(clFinish(gpu), CL_SUCCESS);
-    bool late = drv_late(cw__driver_of(m), 50000);
+    cw__driver *d = cw__driver_of(m);
     clReleaseEvent(m);
+    bool late_before = drv_late(d, 50000);
+    long on_cpu = auto_wait_reads(cpu);
+    long on_gpu = auto_wait_reads(gpu);
+    bool late = drv_late(d, 50000);
     printf("read system calls of an auto wait: %ld on the CPU device, %ld on the GPU (callbacks "
            "%s)\n",
            on_cpu, on_gpu, late ? "late" : "timely");
@@ -1388,9 +1393,9 @@ static void load_is_read_only_where_a_cpu_may_be_spare(void **state) {
     for (int i = 0; i < nspare; ++i)
         clReleaseCommandQueue(spare[i]);
     assert_int_equal(on_cpu, 0);
-    if (late)
+    if (late_before)
         assert_int_equal(on_gpu, 0);
-    else
+    else if (!late)
         assert_true(on_gpu >= 1);
 }
 
