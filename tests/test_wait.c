@@ -911,8 +911,12 @@ static void settled_own_waits_answer_as_every_wait_does(void **state) {
     expect_on_queue(long_ns);
     gated_wait_ns(&sx, o, GATE_US, -5, CW_ERR_COMMAND_FAILED, &total);
     assert_int_equal(cw_stats_auto_get(&a1, sizeof a1), CW_OK);
-    /* The two gated waits; the finished command's ended at its first look. */
-    assert_int_equal(a1.driver_waits - a0.driver_waits, 2);
+    /* The two gated waits; the finished command's ended at its first look,
+     * as a gated one's does where a loaded machine (a sanitizer, CPU-bound
+     * loops beside it) held this thread until its gate was set: at least
+     * one, at most both. */
+    uint64_t driver_waits = a1.driver_waits - a0.driver_waits;
+    assert_true(driver_waits >= 1 && driver_waits <= 2);
 
     assert_int_equal(cw_wait(clshim_bad_event, &o, &st), CW_ERR_INVALID_EVENT);
     assert_int_equal(st, CL_INVALID_EVENT);
