@@ -11,12 +11,6 @@
 /* This thread's count of auto waits: the policy's sampling turns. */
 static _Thread_local unsigned auto_turn;
 
-/*
- * The facts of an auto wait on the queue planned in `p` (cw__estimate_plan)
- * and the platform in p->driver. The spare-CPU fact is read only where the
- * policy says it can matter; with the latency preference any second CPU
- * counts, since spinning then is what the caller asked for.
- */
 /* The mechanisms switched off by CW_AUTO_OFF, read once: a comma-separated
  * list of spin, vote, near, far, short, late, peek, rise. For the
  * benchmark's ablation only (bench/README.md); unknown names are ignored. */
@@ -38,12 +32,19 @@ static void auto_off_read(void) {
     }
 }
 
+/*
+ * The facts of an auto wait on the queue planned in `p` (cw__estimate_plan)
+ * and the platform in p->driver. The spare-CPU fact is read only where the
+ * policy says it can matter; with the latency preference any second CPU
+ * counts, since polling on it is what the caller asked for.
+ */
 void cw__facts_of(const cw__plan *p, cw__facts *f) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, auto_off_read);
-    f->driver_wait_allowed = p->deadline_ns == CW_DEADLINE_NONE && !(p->flags & CW_WAIT_NO_FLUSH) &&
-                             (p->parker == &p->futex.parker);
-    f->callers_parker = !(p->parker == &p->futex.parker);
+    bool own_parker = p->parker == &p->futex.parker;
+    f->driver_wait_allowed =
+        p->deadline_ns == CW_DEADLINE_NONE && !(p->flags & CW_WAIT_NO_FLUSH) && own_parker;
+    f->callers_parker = !own_parker;
     f->latency = (p->flags & CW_WAIT_LATENCY) != 0;
     f->spin_cap_ns = p->spin_cap_ns;
     f->expected_ns = p->expected_ns;
