@@ -57,8 +57,6 @@ static int run_way(cl_event event, const cw__plan *p, const cw__choice *ch, cw__
         break;
     case CW__WAY_POLL:
         rc = cw__way_poll(event, p->deadline_ns, cl_status);
-        if (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED)
-            cw__table_forget(event);
         break;
     case CW__WAY_PARK:
     case CW__WAY_SPIN_PARK:
@@ -134,13 +132,10 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         return rc;
     }
     }
-    /* The polling rows: the estimate (backoff-poll plans with it) and the
-     * record of a finished event. */
+    /* The polling rows: the estimate (backoff-poll plans with it). */
     cw__choice none = fixed_choice(p);
     cw__report r = {0};
     cw__learn(event, p, &none, false, rc, &r);
-    if (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED)
-        cw__table_forget(event);
     return rc;
 }
 

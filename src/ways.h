@@ -40,7 +40,8 @@ typedef struct cw__report {
 
 /* The driver's clWaitForEvents (blocking without a timeout). */
 int cw__way_driver(cl_event event, cl_int *cl_status);
-/* poll: read the status in a busy loop until `deadline_ns`. */
+/* poll: read the status in a busy loop until `deadline_ns`. The polling
+ * ways forget a finished event's record (they register no callback). */
 int cw__way_poll(cl_event event, uint64_t deadline_ns, cl_int *cl_status);
 /* backoff-poll: sleeps through the expected wait, then growing delays. */
 int cw__way_backoff(cl_event event, const cw__plan *p, cl_int *cl_status);

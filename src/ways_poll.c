@@ -20,6 +20,16 @@ int cw__way_driver(cl_event event, cl_int *cl_status) {
     return cw__status_error(err, cl_status);
 }
 
+/* A polling way ends with the event's record, if any, forgotten where the
+ * command finished: it registered no callback that would, and the record
+ * (of another wait) may hold a reference and wait for a callback that never
+ * comes. Returns rc. */
+static int forget_if_final(cl_event event, int rc) {
+    if (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED)
+        cw__table_forget(event);
+    return rc;
+}
+
 /* With a deadline, poll reads the clock only once per this many status
  * reads, so that the loop stays a bare poll of the status (a clock read
  * costs tens of nanoseconds on a VM). */
@@ -43,7 +53,7 @@ int cw__way_poll(cl_event event, uint64_t deadline, cl_int *cl_status) {
         cw__relax();
     }
     cw__stat_add(CW__STAT_POLLS, i); /* once per wait: the loop itself stays a bare poll */
-    return rc;
+    return forget_if_final(event, rc);
 }
 
 /* Past the estimate backoff-poll's delays are capped at the time waited
@@ -127,7 +137,7 @@ int cw__way_backoff(cl_event event, const cw__plan *p, cl_int *cl_status) {
     cw__slack slack = cw__slack_lower();
     int rc = poll_until(event, p, &s, CW_DEADLINE_NONE, NULL, cl_status);
     cw__slack_restore(&slack);
-    return rc;
+    return forget_if_final(event, rc);
 }
 
 /*
@@ -157,11 +167,8 @@ int cw__way_sleep_poll(cl_event event, const cw__plan *p, const cw__choice *ch, 
     cw__slack slack = cw__slack_lower();
     int rc = poll_until(event, p, &s, stop, r, cl_status);
     cw__slack_restore(&slack);
-    if (rc != POLL_STOPPED) {
-        if (rc == CW_OK || rc == CW_ERR_COMMAND_FAILED)
-            cw__table_forget(event);
-        return rc;
-    }
+    if (rc != POLL_STOPPED)
+        return forget_if_final(event, rc);
     cw__choice park = *ch;
     park.way = CW__WAY_PARK;
     park.spin_ns = 0;
