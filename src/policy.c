@@ -132,7 +132,10 @@ bool cw__policy_trial_driver(const cw__class_view *v, unsigned cls, uint32_t tic
  * whose callbacks are late at all (the floor) is judged by the late rules;
  * its long waits, for which the lateness is small, keep the callback. No
  * trial before the lateness is known, or before a grace after the probe:
- * until then a late platform would pass for a timely one. */
+ * until then a late platform would pass for a timely one. A decision
+ * already made (seeded from a file kept by cw-run) needs no trial, and
+ * stands from the first wait: were the callbacks found late later, the
+ * late rules take over. */
 static bool late_for(const cw__facts *f, uint64_t expected_ns);
 
 static const unsigned class_off[CW__CLASSES] = {[CW__CLASS_NEAR] = CW__OFF_NEAR,
@@ -144,13 +147,12 @@ bool cw__policy_class_known(const cw__facts *f, unsigned cls, bool *driver) {
     *driver = false;
     if (!d->known || (f->off & class_off[cls]) || late_for(f, 0))
         return true;
-    if (!d->lateness_known && (!d->probed_ns || f->now_ns < d->probed_ns ||
-                               f->now_ns - d->probed_ns < CW__LATE_PROBE_GRACE_NS))
+    if (cw__policy_class_decided(&d->cls[cls], cls)) {
+        *driver = cw__policy_class_driver_won(&d->cls[cls]);
         return true;
-    if (!cw__policy_class_decided(&d->cls[cls], cls))
-        return false;
-    *driver = cw__policy_class_driver_won(&d->cls[cls]);
-    return true;
+    }
+    return !d->lateness_known && (!d->probed_ns || f->now_ns < d->probed_ns ||
+                                  f->now_ns - d->probed_ns < CW__LATE_PROBE_GRACE_NS);
 }
 
 /* Late, unless the ablation switched the late rules off. */
