@@ -212,6 +212,17 @@ static uint64_t early_of(const cw__facts *f, uint64_t fine_ns, uint64_t plan_ns)
     return early < most ? early : most;
 }
 
+/* The command's length from a wait estimate where no poll told an end:
+ * the queue's waits then ended on their late callbacks (or in the
+ * driver's wait), so the estimate holds the lateness, and a plan of it
+ * would start the fine polls that much after the end. Taken off where it
+ * is at most half the estimate: a shorter estimate would be mostly
+ * lateness, and polls planned with its small rest would poll finely
+ * through the whole lateness. */
+static uint64_t callback_free(uint64_t expected_ns, uint64_t lateness_ns) {
+    return expected_ns >= 2u * lateness_ns ? expected_ns - lateness_ns : expected_ns;
+}
+
 /* Callbacks late for this wait: the driver's wait where it sleeps (no
  * poll costs less, and a late callback cannot end it late), a vote on
  * whether it sleeps while one is open, else polls planned with the end
@@ -237,7 +248,7 @@ static void choose_late(const cw__facts *f, cw__choice *c) {
             return;
         }
     }
-    c->plan_ns = f->end_ns ? f->end_ns : f->expected_ns;
+    c->plan_ns = f->end_ns ? f->end_ns : callback_free(f->expected_ns, d->lateness_ns);
     c->fine_ns = fine_of(c->plan_ns);
     c->fine_early_ns = early_of(f, c->fine_ns, c->plan_ns);
     /* Where polls told the queue's ends and they lie close together (within
