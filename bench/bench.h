@@ -370,6 +370,9 @@ typedef struct child {
     const char *label;
     cwh h;
     cl_command_queue queues[NSTRAT]; /* one per strategy, indexed by cw_strategy (child_open) */
+    /* Goal f's queues, held until their cell ends (first_launch) */
+    cl_command_queue *first_queues;
+    size_t nfirst, first_cap;
     cwh_saxpy saxpy;
     unsigned saxpy_launches; /* a = +0.5 and -0.5 alternate, so y stays exact */
     cwh_busy busy;

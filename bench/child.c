@@ -275,9 +275,22 @@ static void cell_goals(const child *c, const kernel_spec *k, goal_cell *gc) {
 /* Goal f's figure of one round: a new queue for auto, one untimed launch
  * of the command on it (the queue's earlier command), then the timed one,
  * the first launch on a queue whose earlier command had its length. The
- * new queue is made before auto's own is set aside, so that the driver
- * cannot hand back the same handle. */
+ * queue is held until the cell ends (release_first_queues), so that the
+ * driver cannot hand its handle back for a later round's queue: cw keys
+ * what it learns of a queue by the handle, and a handle of the other
+ * series (1 s and 100 ms commands alternate) would bring that series'
+ * estimate to a queue whose earlier command had another length. */
 static int first_launch(child *c, const kernel_spec *k, sample *out) {
+    if (c->nfirst == c->first_cap) {
+        size_t cap = c->first_cap ? 2 * c->first_cap : 16;
+        cl_command_queue *more = realloc(c->first_queues, cap * sizeof *more);
+        if (!more) {
+            child_error(c, "out of memory");
+            return -1;
+        }
+        c->first_queues = more;
+        c->first_cap = cap;
+    }
     cl_int err;
     cl_command_queue q =
         clCreateCommandQueue(c->h.context, c->h.device, CL_QUEUE_PROFILING_ENABLE, &err);
@@ -285,14 +298,20 @@ static int first_launch(child *c, const kernel_spec *k, sample *out) {
         child_error(c, "clCreateCommandQueue: OpenCL error %d", err);
         return -1;
     }
+    c->first_queues[c->nfirst++] = q;
     cl_command_queue own = c->queues[CW_STRATEGY_AUTO];
     c->queues[CW_STRATEGY_AUTO] = q;
     int rc = launch(c, k, CW_STRATEGY_AUTO, NULL);
     if (rc == 0)
         rc = launch(c, k, CW_STRATEGY_AUTO, out);
     c->queues[CW_STRATEGY_AUTO] = own;
-    clReleaseCommandQueue(q);
     return rc;
+}
+
+static void release_first_queues(child *c) {
+    for (size_t i = 0; i < c->nfirst; ++i)
+        clReleaseCommandQueue(c->first_queues[i]);
+    c->nfirst = 0;
 }
 
 /* Runs one cell: one kernel with every selected strategy, within the cell's
@@ -474,6 +493,7 @@ static int run_cell(child *c, const kernel_spec *k, double max_time) {
                 active[j] = true;
     }
 
+    release_first_queues(c);
     /* Verify what the device computed, after every launch of this kernel. */
     size_t bad = 0;
     cl_int err = clFinish(c->h.queue);
@@ -568,6 +588,8 @@ int child_open(child *c, const options *o) {
 }
 
 void child_close(child *c) {
+    release_first_queues(c);
+    free(c->first_queues);
     for (int s = 0; s < NSTRAT; ++s)
         if (c->queues[s])
             clReleaseCommandQueue(c->queues[s]);
