@@ -42,6 +42,16 @@ cw__driver *cw__driver_of(cl_event event);
  */
 void cw__driver_probe(cw__driver *d, cl_event event);
 
+/* The probe's lateness marker again, after a wait on `event` ended: where
+ * no lateness is known yet, the last marker's callback has come and
+ * returned, and fewer than CW__PROBE_TRIES were made. A probe that ran
+ * while the device was busy (a program's first kernel, built at its first
+ * launch, holds PoCL's workers for milliseconds to seconds) gave up before
+ * its marker finished and learned nothing; at the end of a wait the
+ * device has just finished a command. True where it ran. The same
+ * threads and costs as cw__driver_probe. */
+bool cw__driver_reprobe(cw__driver *d, cl_event event);
+
 /* Whether a failed command's CL_COMPLETE callback was seen on it (NULL:
  * false). Once true, true for good. */
 bool cw__driver_failed_fire(const cw__driver *d);

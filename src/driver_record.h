@@ -26,6 +26,8 @@ struct cw__driver {
     _Atomic uint64_t samples;
     _Atomic uint64_t done_ns; /* the probe: when its second marker was seen finished; 0 not yet */
     _Atomic uint64_t cb_ns;   /* the probe: when that marker's callback ran; 0 not yet */
+    _Atomic bool cb_over;     /* that callback has returned (the next probe may reset both) */
+    _Atomic uint32_t late_probes;  /* the probe's lateness markers made so far */
     _Atomic uint64_t measuring_ns; /* when the outstanding lateness measurement began; 0 none */
     _Atomic uint64_t probed_ns;    /* when the probe was claimed; 0 not yet */
     _Atomic uint32_t vote_trials;  /* the driver-wait vote (policy.h) */

@@ -41,6 +41,9 @@ static void CL_CALLBACK probe_timely_fired(cl_event event, cl_int status, void *
     uint64_t done = atomic_load_explicit(&d->done_ns, memory_order_relaxed);
     if (done || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE)
         cw__driver_lateness_sample(d, done && now > done ? now - done : 0);
+    /* Release: a next probe that reads it (acquire) resets done_ns and
+     * cb_ns only after this callback is done with them. */
+    atomic_store_explicit(&d->cb_over, true, memory_order_release);
 }
 
 static cl_command_queue probe_queue(cl_context ctx, cl_event event) {
@@ -88,6 +91,8 @@ static cl_command_queue probe_queue(cl_context ctx, cl_event event) {
  * time from seeing it finished to its callback is how late the driver
  * delivers callbacks.
  */
+static void probe_markers(cw__driver *d, cl_event event, bool with_failing);
+
 void cw__driver_probe(cw__driver *d, cl_event event) {
     int none = PROBE_NONE;
     if (!d || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_NONE ||
@@ -96,6 +101,32 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
         return;
     uint64_t claimed = cw_now_ns();
     atomic_store_explicit(&d->probed_ns, claimed ? claimed : 1, memory_order_relaxed);
+    probe_markers(d, event, true);
+}
+
+bool cw__driver_reprobe(cw__driver *d, cl_event event) {
+    int done = PROBE_DONE;
+    if (!d || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE ||
+        atomic_load_explicit(&d->samples, memory_order_relaxed) ||
+        !atomic_load_explicit(&d->cb_over, memory_order_acquire) ||
+        atomic_load_explicit(&d->late_probes, memory_order_relaxed) >= CW__PROBE_TRIES ||
+        !atomic_compare_exchange_strong_explicit(&d->probe, &done, PROBE_CLAIMED,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return false;
+    /* The last marker's callback has returned (cb_over): nothing else
+     * touches these until this probe's marker is made. */
+    atomic_store_explicit(&d->done_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&d->cb_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&d->cb_over, false, memory_order_relaxed);
+    probe_markers(d, event, false);
+    return true;
+}
+
+/* The probe's markers on queues of cw's own: the failing one (with_failing)
+ * and the timely one; spins with yields until both are seen finished or
+ * CW__PROBE_SPIN_NS passed, then marks the probe done. */
+static void probe_markers(cw__driver *d, cl_event event, bool with_failing) {
+    atomic_fetch_add_explicit(&d->late_probes, 1, memory_order_relaxed);
     cl_context ctx = NULL;
     cl_int err;
     if (clGetEventInfo(event, CL_EVENT_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS || !ctx)
@@ -103,24 +134,27 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
     /* Two queues: in an in-order queue the failing marker would make every
      * command after it fail too, and PoCL 3.1 asserted on releasing a
      * command its failed successor still pointed at. */
-    cl_command_queue q = probe_queue(ctx, event);
-    cl_command_queue q2 = q ? probe_queue(ctx, event) : NULL;
+    cl_command_queue q = with_failing ? probe_queue(ctx, event) : NULL;
+    cl_command_queue q2 = q || !with_failing ? probe_queue(ctx, event) : NULL;
     if (!q2) {
         if (q)
             clReleaseCommandQueue(q);
         goto out;
     }
-    cl_event gate_fail = clCreateUserEvent(ctx, &err);
-    cl_event gate_ok = err == CL_SUCCESS ? clCreateUserEvent(ctx, &err) : NULL;
-    cl_event failing = NULL, timely = NULL;
+    cl_event gate_fail = NULL, gate_ok = NULL, failing = NULL, timely = NULL;
+    err = CL_SUCCESS;
+    if (with_failing)
+        gate_fail = clCreateUserEvent(ctx, &err);
     if (err == CL_SUCCESS)
+        gate_ok = clCreateUserEvent(ctx, &err);
+    if (err == CL_SUCCESS && with_failing)
         err = clEnqueueMarkerWithWaitList(q, 1, &gate_fail, &failing);
     if (err == CL_SUCCESS)
         err = clEnqueueMarkerWithWaitList(q2, 1, &gate_ok, &timely);
     /* Only the callback (probe_failed_fired) sets `fire`: where it could
      * not be registered, failed commands are taken to fire none, the safe
      * answer (the checks stay on). */
-    if (err == CL_SUCCESS)
+    if (err == CL_SUCCESS && failing)
         (void)clSetEventCallback(failing, CL_COMPLETE, probe_failed_fired, d);
     bool timely_cb = err == CL_SUCCESS &&
                      clSetEventCallback(timely, CL_COMPLETE, probe_timely_fired, d) == CL_SUCCESS;
@@ -130,7 +164,8 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
         clSetUserEventStatus(gate_ok, CL_COMPLETE);
     /* Releasing a queue flushes it (rusticl submits nothing before a
      * flush); the driver keeps it until its commands are done. */
-    clReleaseCommandQueue(q);
+    if (q)
+        clReleaseCommandQueue(q);
     clReleaseCommandQueue(q2);
     uint64_t start = cw_now_ns(), now = start;
     bool timely_done = !timely_cb, failing_done = !failing;

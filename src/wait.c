@@ -129,6 +129,10 @@ static int wait_one(cl_event event, cw__plan *p, cl_int *cl_status) {
         bool driver = false;
         rc = run_way(event, p, &ch, &r, &driver, cl_status);
         cw__learn(event, p, &ch, driver, rc, &r);
+        /* A probe that learned no lateness tries again now that the device
+         * has just finished this command (cw__driver_reprobe). */
+        if (rc == CW_OK)
+            cw__driver_reprobe(p->driver, event);
         return rc;
     }
     }

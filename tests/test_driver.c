@@ -572,6 +572,50 @@ static void the_probe_answers_what_the_driver_does(void **state) {
     clReleaseEvent(ev);
 }
 
+/*
+ * A probe made while the device is busy may give up before its marker
+ * finished and learn no lateness: on PoCL a kernel of many work-groups
+ * holds every worker, and the marker runs after it. The marker made again
+ * at the end of a wait (cw__driver_reprobe, on an idle device) learns it;
+ * a probe that learned it makes no other. On a record of a platform
+ * handle of the test's own (a record more in this process: the last
+ * test), probed with the busy kernel's event as a wait on it would.
+ */
+static void a_probe_that_learned_no_lateness_tries_again(void **state) {
+    (void)state;
+    static char platform_of_our_own;
+    cw__driver *d = cw__driver_of_platform((cl_platform_id)&platform_of_our_own);
+    assert_non_null(d);
+    assert_false(cw__driver_reprobe(d, NULL)); /* not probed yet: nothing to try again */
+    cwh_busy b;
+    assert_int_equal(cwh_busy_init(&host, &b, 1024), CL_SUCCESS);
+    cl_event ev;
+    assert_int_equal(cwh_busy_enqueue(&host, &b, 40000, 0, NULL, &ev), CL_SUCCESS);
+    assert_int_equal(clFlush(host.queue), CL_SUCCESS);
+    cw__driver_probe(d, ev);
+    bool first = cw__driver_lateness_known(d);
+    assert_int_equal(clWaitForEvents(1, &ev), CL_SUCCESS);
+    /* The first marker's callback comes after the kernel: until it has
+     * returned, no other marker is made. */
+    bool again = false;
+    for (int i = 0; i < 5000 && !again && !cw__driver_lateness_known(d); ++i) {
+        again = cw__driver_reprobe(d, ev);
+        if (!again)
+            cw_test_sleep_us(1000);
+    }
+    printf("first probe %s the lateness; made again: %s\n", first ? "learned" : "missed",
+           again ? "yes" : "no");
+    if (first)
+        assert_false(again);
+    for (int i = 0; i < 5000 && !cw__driver_lateness_known(d); ++i)
+        cw_test_sleep_us(1000);
+    assert_true(cw__driver_lateness_known(d));
+    /* Known: no marker more. */
+    assert_false(cw__driver_reprobe(d, ev));
+    clReleaseEvent(ev);
+    cwh_busy_free(&b);
+}
+
 static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(lateness_is_a_moving_estimate_and_late_follows_the_rule),
     cmocka_unit_test(lateness_seen_long_after_the_end_is_a_lower_bound),
@@ -594,6 +638,7 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(one_lateness_measurement_at_a_time),
     cmocka_unit_test(events_are_told_their_platform),
     cmocka_unit_test(the_probe_answers_what_the_driver_does),
+    cmocka_unit_test(a_probe_that_learned_no_lateness_tries_again),
 };
 
 CW_TEST_MAIN(driver_tests, open_host, close_host)
