@@ -2,7 +2,10 @@
 # Run at build time (cmake -P): ask a cmocka test binary for its cases and
 # write one ctest test per case, so each case runs in its own process with its
 # own timeout. Fails the build if the binary lists nothing. TEST_PROCESSORS
-# (default 1): the ctest slots each case takes (tests/CMakeLists.txt, the end).
+# (default 1): the ctest slots each case takes; TEST_SLOW: the cases ('|'
+# between them, or ALL) that ctest -j starts first (COST 100; tests/CMakeLists.txt,
+# the end).
+cmake_policy(SET CMP0057 NEW) # if(... IN_LIST ...) in script mode
 string(REPLACE "|" ";" TEST_ENV "${TEST_ENV}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E env ${TEST_ENV} ${TEST_EXE} --list
                 OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -10,6 +13,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${TEST_EXE} --list failed (${rc})")
 endif()
 string(REPLACE "\n" ";" cases "${out}")
+string(REPLACE "|" ";" TEST_SLOW "${TEST_SLOW}")
 if(NOT TEST_PROCESSORS)
   set(TEST_PROCESSORS 1)
 endif()
@@ -21,7 +25,11 @@ foreach(case IN LISTS cases)
   endif()
   math(EXPR count "${count} + 1")
   string(APPEND content "add_test([=[${TEST_PREFIX}.${case}]=] [==[${TEST_EXE}]==] [=[${case}]=])\n")
-  string(APPEND content "set_tests_properties([=[${TEST_PREFIX}.${case}]=] PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS [=[${TEST_LABELS}]=] ENVIRONMENT [=[${TEST_ENV}]=] PROCESSORS ${TEST_PROCESSORS})\n")
+  set(cost 0)
+  if("ALL" IN_LIST TEST_SLOW OR case IN_LIST TEST_SLOW)
+    set(cost 100)
+  endif()
+  string(APPEND content "set_tests_properties([=[${TEST_PREFIX}.${case}]=] PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS [=[${TEST_LABELS}]=] ENVIRONMENT [=[${TEST_ENV}]=] PROCESSORS ${TEST_PROCESSORS} COST ${cost})\n")
 endforeach()
 if(count EQUAL 0)
   message(FATAL_ERROR "${TEST_EXE} lists no test case")
