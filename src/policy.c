@@ -310,6 +310,20 @@ static void choose(const cw__facts *f, cw__choice *c) {
                                 : "park on the callback (no expected wait yet)";
         return;
     }
+    /* A platform whose callbacks are late, where this wait is long enough
+     * for the lateness to be a small share of it, and whose driver's wait
+     * sleeps (the vote): that wait costs the waiting thread no more than
+     * a park, and ends when the command does, where a park on the
+     * callback ends the lateness after it. */
+    if (late_for(f, 0) && !(f->off & CW__OFF_VOTE) &&
+        cw__policy_vote_decided(f->driver.vote_trials, f->driver.vote_asleep) &&
+        cw__policy_vote_sleeps(f->driver.vote_trials, f->driver.vote_asleep)) {
+        c->way = CW__WAY_DRIVER;
+        c->settled = true;
+        c->peek_ns = 0;
+        c->why = "late callbacks, a long wait; the driver's wait sleeps";
+        return;
+    }
     /* Parks at once: the callback wait or the driver's, whichever the
      * class's trials found cheaper for the waiting thread. */
     c->cls = cw__policy_class_of(f->expected_ns);
