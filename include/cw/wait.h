@@ -101,10 +101,12 @@ enum {
      * the command's end to the wait's return over a small CPU cost. Where
      * the thread may run on a second CPU and waits on its own parker, auto
      * then reads the status in a loop, as CW_STRATEGY_POLL does, spending
-     * up to a CPU for the wait's length; elsewhere it waits as without the
-     * flag. The result and the
-     * error codes are the same as without it. Ignored by the other
-     * strategies, by cw_wait_all and cw_wait_any.
+     * up to a CPU for the wait's length. Elsewhere it parks on the callback
+     * where the driver delivers callbacks promptly, takes the driver's own
+     * wait where callbacks come late and that wait spins (spending a CPU
+     * for the wait's length too), and otherwise waits as without the flag.
+     * The result and the error codes are the same as without it. Ignored
+     * by the other strategies, by cw_wait_all and cw_wait_any.
      */
     CW_WAIT_LATENCY = 1u << 3,
     CW_WAIT_FLAGS_ALL_ = CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL | CW_WAIT_LATENCY
