@@ -104,9 +104,9 @@ uint32_t cw__driver_class_ticket(cw__driver *d, unsigned cls) {
 
 /* Racing trials may count a few more than their number, or be read
  * between a sum and its count: a decision off for a while, never a wrong
- * wait. A wait shorter than its class's least (a far wait that ended
- * early, a short one that found its command as good as done) is not one
- * that class decides for. */
+ * wait. A wait shorter than its class's least (a near wait under the
+ * vote's shortest, a short one that found its command as good as done) is
+ * not one that class decides for. */
 void cw__driver_class_sample(cw__driver *d, unsigned cls, bool driver, uint64_t cpu_ns,
                              uint64_t wall_ns) {
     if (!d || wall_ns < cw__policy_class_least_ns(cls))
@@ -249,15 +249,12 @@ void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint
             ++*late;
         if (v.lateness_ns > *lateness_ns)
             *lateness_ns = v.lateness_ns;
-        /* Waits of CW__VOTE_MIN_NS and more only (near and far classes):
-         * the count says whose such waits the driver's wait serves (cw-run
-         * hands its clFinish calls that long to the driver by it); short
-         * ones decide apart, and only where no CPU is spare. */
-        for (unsigned c = 0; c < CW__CLASSES; ++c)
-            if (c != CW__CLASS_SHORT && cw__policy_class_decided(&v.cls[c], c) &&
-                cw__policy_class_driver_won(&v.cls[c])) {
-                ++*long_own;
-                break;
-            }
+        /* The near class only: the count says whose waits of
+         * CW__VOTE_MIN_NS and more the driver's wait serves (cw-run hands
+         * its clFinish calls that long to the driver by it); short ones
+         * decide apart, and only where no CPU is spare. */
+        if (cw__policy_class_decided(&v.cls[CW__CLASS_NEAR], CW__CLASS_NEAR) &&
+            cw__policy_class_driver_won(&v.cls[CW__CLASS_NEAR]))
+            ++*long_own;
     }
 }

@@ -117,7 +117,7 @@ typedef struct cw__driver_learned {
     uint64_t lateness_ns;
     bool vote_known; /* the driver-wait vote is decided: vote_trials, vote_asleep */
     uint32_t vote_trials, vote_asleep;
-    cw__class_learned cls[CW__CLASSES]; /* by CW__CLASS_NEAR, _FAR, _SHORT */
+    cw__class_learned cls[CW__CLASSES]; /* by CW__CLASS_NEAR, _SHORT */
 } cw__driver_learned;
 
 /* The platform whose record is slot i (of CW__DRIVER_SLOTS), and the
@@ -138,7 +138,7 @@ bool cw__driver_seed(cw__driver *d, const cw__driver_learned *in);
 
 /* For cw_stats_auto_get: platforms probed, and of them, those whose failed
  * commands fire and whose callbacks are late; the largest lateness; the
- * platforms whose near or far class decided for the driver's wait. */
+ * platforms whose near class decided for the driver's wait. */
 void cw__driver_summary(uint64_t *probed, uint64_t *fire, uint64_t *silent, uint64_t *late,
                         uint64_t *lateness_ns, uint64_t *long_own);
 

@@ -85,11 +85,10 @@ static const char *key_of(cl_platform_id p) {
 }
 
 /* The values of one line: "lateness=NS own=TRIALS/ASLEEP
- * long=TICKETS/DRIVER_N/DRIVER_CPU_NS/CB_N/CB_CPU_NS far=... short=..."
+ * long=TICKETS/DRIVER_N/DRIVER_CPU_NS/CB_N/CB_CPU_NS short=..."
  * ("own": the driver-wait vote; "long": the near class of the waits auto
- * parks for, far and short the others, alike; the keys are those files
- * written by cw 1.1 have, so that they still seed), "-" for a part not
- * known. */
+ * parks for, short the other, alike; the keys are those files written by
+ * cw 1.1 have, so that they still seed), "-" for a part not known. */
 static void format_long(char *out, size_t size, const cw__class_learned *l) {
     if (!l->known)
         snprintf(out, size, "-");
@@ -98,11 +97,10 @@ static void format_long(char *out, size_t size, const cw__class_learned *l) {
                  l->driver_n, l->driver_cpu_ns, l->cb_n, l->cb_cpu_ns);
 }
 
-/* The line names each class: near `long=`, far `far=`, short `short=`,
- * in the order of their indices. */
-_Static_assert(CW__CLASSES == 3 && CW__CLASS_NEAR == 0 && CW__CLASS_FAR == 1 &&
-                   CW__CLASS_SHORT == 2,
-               "a learned line has a long=, a far= and a short= part, in this order");
+/* The line names each class: near `long=`, short `short=`, in the order
+ * of their indices. */
+_Static_assert(CW__CLASSES == 2 && CW__CLASS_NEAR == 0 && CW__CLASS_SHORT == 1,
+               "a learned line has a long= and a short= part, in this order");
 
 /* Whether a platform learned anything a line would carry. */
 static bool learned_any(const cw__driver_learned *l) {
@@ -120,8 +118,8 @@ static int format_values(char *out, size_t size, const cw__driver_learned *l) {
         snprintf(vote, sizeof vote, "%" PRIu32 "/%" PRIu32, l->vote_trials, l->vote_asleep);
     for (unsigned c = 0; c < CW__CLASSES; ++c)
         format_long(cls[c], sizeof cls[c], &l->cls[c]);
-    return snprintf(out, size, "lateness=%s own=%s long=%s far=%s short=%s", late, vote,
-                    cls[CW__CLASS_NEAR], cls[CW__CLASS_FAR], cls[CW__CLASS_SHORT]);
+    return snprintf(out, size, "lateness=%s own=%s long=%s short=%s", late, vote,
+                    cls[CW__CLASS_NEAR], cls[CW__CLASS_SHORT]);
 }
 
 /* One class's long-wait part, "-" or its five numbers; false when
@@ -142,25 +140,27 @@ static bool parse_long(const char *s, cw__class_learned *l) {
 }
 
 /* Parse the values of a line (the text after the key's tab, to the line's
- * end); false when they are malformed. The far and short parts may be
- * left off, from the end (a line written by a cw without them): those
- * classes are unknown then. */
+ * end); false when they are malformed. A `far=` part after `long=` (a class
+ * of waits from CW__CLASS_NEAR_END_NS that cw 1.1 wrote and auto no longer
+ * has) must be well formed and is read past. The short part may be left
+ * off (a line written by a cw without it): that class is unknown then. */
 static bool parse_values(const char *s, cw__driver_learned *l) {
     *l = (cw__driver_learned){0};
-    char late[32], vote[48], cls[CW__CLASSES][120];
-    strcpy(cls[CW__CLASS_FAR], "-");
+    char late[32], vote[48], cls[CW__CLASSES][120], far[120];
     strcpy(cls[CW__CLASS_SHORT], "-");
     int used = 0, part_used = 0;
     if (sscanf(s, "lateness=%31[-0-9] own=%47[-/0-9] long=%119[-/0-9]%n", late, vote,
                cls[CW__CLASS_NEAR], &used) != 3)
         return false;
-    if (s[used] == ' ' &&
-        sscanf(s + used, " far=%119[-/0-9]%n", cls[CW__CLASS_FAR], &part_used) == 1) {
+    cw__class_learned ignored;
+    if (s[used] == ' ' && sscanf(s + used, " far=%119[-/0-9]%n", far, &part_used) == 1) {
+        if (!parse_long(far, &ignored))
+            return false;
         used += part_used;
-        if (s[used] == ' ' &&
-            sscanf(s + used, " short=%119[-/0-9]%n", cls[CW__CLASS_SHORT], &part_used) == 1)
-            used += part_used;
     }
+    if (s[used] == ' ' &&
+        sscanf(s + used, " short=%119[-/0-9]%n", cls[CW__CLASS_SHORT], &part_used) == 1)
+        used += part_used;
     if (s[used] != '\0' && s[used] != '\n')
         return false;
     int n = 0;

@@ -54,14 +54,12 @@ static const struct {
     uint64_t least_ns;
 } classes[CW__CLASSES] = {
     [CW__CLASS_NEAR] = {CW__CLASS_TRIALS, CW__CLASS_TICKETS, CW__VOTE_MIN_NS},
-    [CW__CLASS_FAR] = {CW__CLASS_FAR_TRIALS, CW__CLASS_FAR_TICKETS,
-                       CW__CLASS_FAR_NS >> CW__CLASS_FAR_LEAST_SHIFT},
     [CW__CLASS_SHORT] = {CW__CLASS_TRIALS, CW__CLASS_TICKETS, CW__CLASS_SHORT_MIN_NS},
 };
 
 unsigned cw__policy_class_of(uint64_t expected_ns) {
-    if (expected_ns >= CW__CLASS_FAR_NS)
-        return CW__CLASS_FAR;
+    if (expected_ns >= CW__CLASS_NEAR_END_NS)
+        return CW__CLASS_NONE;
     return expected_ns >= CW__VOTE_MIN_NS ? CW__CLASS_NEAR : CW__CLASS_SHORT;
 }
 
@@ -83,7 +81,7 @@ bool cw__policy_class_decided(const cw__class_view *v, unsigned cls) {
 }
 
 /* One wait in a few is dearer by a multiple (a preemption, an interrupt, a
- * page fault on a cold line), and with 4 or 8 trials one such sample would
+ * page fault on a cold line), and with 8 trials one such sample would
  * decide for either way; what the two ways differ by is in every wait. */
 void cw__policy_class_cost(const cw__class_view *v, bool driver, uint64_t *sum, uint64_t *n) {
     *sum = v->sum_ns[driver];
@@ -128,7 +126,8 @@ bool cw__policy_trial_driver(const cw__class_view *v, unsigned cls, uint32_t tic
 }
 
 /* The class's way where it needs no ticket: true with *driver set where
- * its parked waits are the callback wait for now, or decided. A platform
+ * its parked waits are the callback wait for now, or decided. A wait of
+ * no class (CW__CLASS_NONE) is the callback wait. A platform
  * whose callbacks are late at all (the floor) is judged by the late rules;
  * its long waits, for which the lateness is small, keep the callback. No
  * trial before the lateness is known, or before a grace after the probe:
@@ -138,14 +137,13 @@ bool cw__policy_trial_driver(const cw__class_view *v, unsigned cls, uint32_t tic
  * late rules take over. */
 static bool late_for(const cw__facts *f, uint64_t expected_ns);
 
-static const unsigned class_off[CW__CLASSES] = {[CW__CLASS_NEAR] = CW__OFF_NEAR,
-                                                [CW__CLASS_FAR] = CW__OFF_FAR,
-                                                [CW__CLASS_SHORT] = CW__OFF_SHORT};
+static const unsigned class_off[CW__CLASSES] = {
+    [CW__CLASS_NEAR] = CW__OFF_NEAR, [CW__CLASS_SHORT] = CW__OFF_SHORT};
 
 bool cw__policy_class_known(const cw__facts *f, unsigned cls, bool *driver) {
     const cw__driver_view *d = &f->driver;
     *driver = false;
-    if (!d->known || (f->off & class_off[cls]) || late_for(f, 0))
+    if (cls >= CW__CLASSES || !d->known || (f->off & class_off[cls]) || late_for(f, 0))
         return true;
     if (cw__policy_class_decided(&d->cls[cls], cls)) {
         *driver = cw__policy_class_driver_won(&d->cls[cls]);
@@ -345,7 +343,10 @@ static void choose(const cw__facts *f, cw__choice *c) {
         return;
     }
     /* Parks at once: the callback wait or the driver's, whichever the
-     * class's trials found cheaper for the waiting thread. */
+     * class's trials found cheaper for the waiting thread. A wait expected
+     * to last CW__CLASS_NEAR_END_NS or more is the callback wait, without
+     * trials: the benchmark's ablation found no verdict that trials of
+     * such waits changed, and the callback wait's CPU as low or lower. */
     c->cls = cw__policy_class_of(f->expected_ns);
     bool driver;
     if (!cw__policy_class_known(f, c->cls, &driver)) {

@@ -19,8 +19,10 @@
 #include "tunables.h"
 
 /* The classes of parked waits on a timely platform, which decide apart
- * between the callback wait and the driver's wait (by expected length). */
-enum { CW__CLASS_NEAR, CW__CLASS_FAR, CW__CLASS_SHORT, CW__CLASSES };
+ * between the callback wait and the driver's wait (by expected length).
+ * Waits expected to last CW__CLASS_NEAR_END_NS or longer are of none
+ * (CW__CLASS_NONE): they park on the callback. */
+enum { CW__CLASS_NEAR, CW__CLASS_SHORT, CW__CLASSES, CW__CLASS_NONE = CW__CLASSES };
 
 /* A platform's learned record, as one snapshot (driver.c fills it). */
 typedef struct cw__class_view {
@@ -50,11 +52,10 @@ enum {
     CW__OFF_SPIN = 1u << 0,  /* no spin planned (but with CW_WAIT_LATENCY) */
     CW__OFF_VOTE = 1u << 1,  /* late platforms: no driver-wait vote, no driver wait */
     CW__OFF_NEAR = 1u << 2,  /* the near class: no trials, the callback wait */
-    CW__OFF_FAR = 1u << 3,   /* the far class: likewise */
-    CW__OFF_SHORT = 1u << 4, /* the short class: likewise */
-    CW__OFF_LATE = 1u << 5,  /* callbacks never judged late: no late or hybrid polls */
-    CW__OFF_RISE = 1u << 6,  /* the estimates follow a longer wait by a quarter only */
-    CW__OFF_PEEK = 1u << 7,  /* parked waits never peek */
+    CW__OFF_SHORT = 1u << 3, /* the short class: likewise */
+    CW__OFF_LATE = 1u << 4,  /* callbacks never judged late: no late or hybrid polls */
+    CW__OFF_RISE = 1u << 5,  /* the estimates follow a longer wait by a quarter only */
+    CW__OFF_PEEK = 1u << 6,  /* parked waits never peek */
 };
 
 /* What auto knows when a wait begins. */
@@ -131,7 +132,7 @@ bool cw__policy_vote_sleeps(uint32_t trials, uint32_t asleep);
 /* What one timed driver wait adds to the vote's trials and sleeps. */
 void cw__policy_vote_of(uint64_t cpu_ns, uint64_t wall_ns, uint32_t *trials, uint32_t *asleep);
 
-/* The classes. */
+/* The classes; CW__CLASS_NONE for a wait of none. */
 unsigned cw__policy_class_of(uint64_t expected_ns);
 uint32_t cw__policy_class_trials(unsigned cls);
 uint32_t cw__policy_class_tickets(unsigned cls);

@@ -60,12 +60,9 @@
 #define CW__VOTE_TRIAL_MAX_NS 2000000u /* ns | longer expected waits are not trials: a spinning driver would spin that long | design */
 
 /* Parked waits on timely platforms: callback or driver wait, by class. */
-#define CW__CLASS_FAR_LEAST_SHIFT 1u /* shift | a far trial counts from CW__CLASS_FAR_NS >> this (a far wait that ended early tells little) | design */
-#define CW__CLASS_FAR_NS 4000000u /* ns | expected waits from here are of the far class | bench: PoCL 3.1, 1 ms vs 20 ms kernels */
-#define CW__CLASS_TRIALS 8u /* waits | counted trials per way, near and short classes | design */
-#define CW__CLASS_TICKETS 64u /* waits | tickets per class, near and short: the trials end with them | design */
-#define CW__CLASS_FAR_TRIALS 4u /* waits | counted trials per way, far class | design: each is long */
-#define CW__CLASS_FAR_TICKETS 32u /* waits | tickets, far class | design */
+#define CW__CLASS_NEAR_END_NS 4000000u /* ns | expected waits from here are of no class: they park on the callback, without trials | bench: PoCL 3.1, the ways cost alike for 1 ms kernels; the ablation found no verdict that trials of longer waits changed */
+#define CW__CLASS_TRIALS 8u /* waits | counted trials per way and class | design */
+#define CW__CLASS_TICKETS 64u /* waits | tickets per class: the trials end with them | design */
 #define CW__CLASS_SHORT_MIN_NS 25000u /* ns | shorter waits count for no class: a command found as good as done | derived: CW__VOTE_FIXED_NS */
 #define CW__CLASS_DRIVER_EDGE 9u /* eighths | the driver wait wins up to this many eighths of the callback wait's CPU: the callback's delivery on the driver's thread is not counted | design */
 

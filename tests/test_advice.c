@@ -125,8 +125,7 @@ static void the_advice_is_what_auto_does(void **state) {
     }
     char line[2600];
     snprintf(line, sizeof line,
-             "%.*slateness=- own=4/4 long=16/8/80000/8/160000 far=8/4/40000/4/80000 "
-             "short=16/8/80000/8/160000\n",
+             "%.*slateness=- own=4/4 long=16/8/80000/8/160000 short=16/8/80000/8/160000\n",
              (int)(values - text), text);
     unsigned seeded = 0;
     assert_int_equal(cw_learned_import(line, &seeded), CW_OK);

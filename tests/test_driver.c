@@ -256,26 +256,23 @@ static uint64_t flat_cost(bool own, unsigned trial) {
     return own ? flat_own_ns : flat_cb_ns;
 }
 
-/* The near wait the trials below are planned for (1 ms), the far one and
- * the short one (100 µs, where no spin is planned). */
+/* The near wait the trials below are planned for (1 ms), the short one
+ * (100 µs, where no spin is planned), and the shortest of no class. */
 #define NEAR_NS (CW__VOTE_MIN_NS * 5u)
-#define FAR_NS CW__CLASS_FAR_NS
 #define SHORT_NS (CW__VOTE_MIN_NS / 2u)
+#define PAST_NEAR_NS CW__CLASS_NEAR_END_NS
 
 /* Run the long-wait trials of the class of waits expected to last
  * `expected_ns` (each lasting that long) to their end, each trial costing
  * what `cost` says; a wait shorter than the class's least (CW__VOTE_MIN_NS
- * near, half CW__CLASS_FAR_NS far, CW__CLASS_SHORT_MIN_NS short) counts for
- * neither way. Each way has the class's trials counted, no more. Returns
- * the way decided. */
+ * near, CW__CLASS_SHORT_MIN_NS short) counts for neither way. Each way has
+ * the class's trials counted, no more. Returns the way decided. */
 static int trials_of_class(cw__driver *d, uint64_t expected_ns, trial_cost cost) {
     unsigned c = cw__policy_class_of(expected_ns);
-    bool far = c == CW__CLASS_FAR;
-    const unsigned want = far ? CW__CLASS_FAR_TRIALS : CW__CLASS_TRIALS;
-    const unsigned tickets = far ? CW__CLASS_FAR_TICKETS : CW__CLASS_TICKETS;
-    const uint64_t least = far                    ? CW__CLASS_FAR_NS / 2u
-                           : c == CW__CLASS_SHORT ? CW__CLASS_SHORT_MIN_NS
-                                                  : CW__VOTE_MIN_NS;
+    assert_true(c < CW__CLASSES);
+    const unsigned want = CW__CLASS_TRIALS;
+    const unsigned tickets = CW__CLASS_TICKETS;
+    const uint64_t least = c == CW__CLASS_SHORT ? CW__CLASS_SHORT_MIN_NS : CW__VOTE_MIN_NS;
     assert_int_equal(class_way(d, expected_ns, cw_now_ns()), WAY_TRIAL_DRIVER);
     class_sample(d, expected_ns, true, cost(true, 0), least - 1u); /* too short */
     unsigned trials[2] = {0, 0}, trial = 0;
@@ -363,19 +360,13 @@ static void long_waits_of_a_late_platform_keep_the_callback(void **state) {
         drv_late(d, ((uint64_t)20000000 << CW__LATE_SHARE_SHIFT) + (1u << CW__LATE_SHARE_SHIFT)));
     for (unsigned i = 0; i < 2u * CW__CLASS_TICKETS; ++i) {
         assert_int_equal(class_way(d, NEAR_NS, cw_now_ns()), WAY_CALLBACK);
-        assert_int_equal(class_way(d, FAR_NS, cw_now_ns()), WAY_CALLBACK);
+        assert_int_equal(class_way(d, PAST_NEAR_NS, cw_now_ns()), WAY_CALLBACK);
     }
 }
 
-/*
- * Near and far long waits decide apart, each on its own trials: here the
- * driver's own wait costs the far waits less (a quarter less, as PoCL
- * 3.1's did for 20 ms kernels) and the near ones more, and each class
- * keeps its own answer, whichever decided first. The settled own wait
- * follows the class; the platform counts once among those whose long
- * waits the own wait serves.
- */
-static uint64_t far_cheaper_cost(bool own, unsigned trial) {
+/* A way's cost per near wait where the driver's own wait costs less (a
+ * quarter less, as PoCL 3.1's did for 20 ms kernels). */
+static uint64_t own_cheaper_cost(bool own, unsigned trial) {
     (void)trial;
     return own ? 15000u : 20000u;
 }
@@ -387,7 +378,7 @@ static uint64_t near_dearer_cost(bool own, unsigned trial) {
 
 /*
  * One dear wait in a way's trials does not decide: here the driver's own
- * wait costs 15 µs a far wait and the callback wait 20 µs, but the own
+ * wait costs 15 µs a near wait and the callback wait 20 µs, but the own
  * wait's first trial took 200 µs (a preemption). Its mean would lose by
  * far; with each way's largest trial left out the own wait wins, and what
  * the record exports (a sum for each way, read by a later process as a
@@ -405,33 +396,58 @@ static void one_dear_trial_does_not_decide(void **state) {
     (void)state;
     cw__driver *d = timely_driver();
     own_costs_asked = 0;
-    assert_int_equal(trials_of_class(d, FAR_NS, one_dear_own_cost), WAY_DRIVER);
-    assert_int_equal(own_costs_asked, 1u + CW__CLASS_FAR_TRIALS);
+    assert_int_equal(trials_of_class(d, NEAR_NS, one_dear_own_cost), WAY_DRIVER);
+    assert_int_equal(own_costs_asked, 1u + CW__CLASS_TRIALS);
     cw__driver_learned l;
     cw__driver_learned_get(d, &l);
-    assert_true(l.cls[1].known);
-    assert_false(l.cls[0].known);
-    assert_int_equal(l.cls[1].driver_n, CW__CLASS_FAR_TRIALS);
-    assert_int_equal(l.cls[1].cb_n, CW__CLASS_FAR_TRIALS);
-    assert_int_equal(l.cls[1].driver_cpu_ns, 15000u * CW__CLASS_FAR_TRIALS);
-    assert_int_equal(l.cls[1].cb_cpu_ns, 20000u * CW__CLASS_FAR_TRIALS);
+    assert_true(l.cls[CW__CLASS_NEAR].known);
+    assert_false(l.cls[CW__CLASS_SHORT].known);
+    assert_int_equal(l.cls[CW__CLASS_NEAR].driver_n, CW__CLASS_TRIALS);
+    assert_int_equal(l.cls[CW__CLASS_NEAR].cb_n, CW__CLASS_TRIALS);
+    assert_int_equal(l.cls[CW__CLASS_NEAR].driver_cpu_ns, 15000u * CW__CLASS_TRIALS);
+    assert_int_equal(l.cls[CW__CLASS_NEAR].cb_cpu_ns, 20000u * CW__CLASS_TRIALS);
 }
 
-static void near_and_far_long_waits_decide_apart(void **state) {
+/* Whether auto's wait of `expected_ns` on `d` parks on the callback, with
+ * no trial, where no CPU is spare. */
+static bool parks_on_callback(const cw__driver *d, uint64_t expected_ns) {
+    cw__facts f = {.driver_wait_allowed = true,
+                   .expected_ns = expected_ns,
+                   .spin_cap_ns = UINT64_MAX,
+                   .now_ns = cw_now_ns(),
+                   .turn = 1,
+                   .driver = view_of(d)};
+    cw__choice c;
+    cw__policy_choose(&f, &c);
+    return c.way == CW__WAY_PARK && c.trial == CW__TRIAL_NONE && !c.settled;
+}
+
+/*
+ * Waits expected to last CW__CLASS_NEAR_END_NS or more are of no class on
+ * a timely platform: they park on the callback without trials, before the
+ * near class decides (taking none of its tickets) and after it decided for
+ * the driver's own wait. The platform counts once among those whose long
+ * waits the own wait serves (its near ones).
+ */
+static void waits_past_the_near_class_park_on_the_callback(void **state) {
     (void)state;
-    assert_int_equal(cw__policy_class_of(CW__CLASS_FAR_NS - 1u), CW__CLASS_NEAR);
     assert_int_equal(cw__policy_class_of(CW__VOTE_MIN_NS), CW__CLASS_NEAR);
-    assert_int_equal(cw__policy_class_of(CW__CLASS_FAR_NS), CW__CLASS_FAR);
-    assert_int_equal(cw__policy_class_of(UINT64_MAX), CW__CLASS_FAR);
+    assert_int_equal(cw__policy_class_of(CW__CLASS_NEAR_END_NS - 1u), CW__CLASS_NEAR);
+    assert_int_equal(cw__policy_class_of(CW__CLASS_NEAR_END_NS), CW__CLASS_NONE);
+    assert_int_equal(cw__policy_class_of(UINT64_MAX), CW__CLASS_NONE);
     cw__driver *d = timely_driver();
-    assert_int_equal(trials_of_class(d, FAR_NS, far_cheaper_cost), WAY_DRIVER);
-    /* The near class has made no trial yet: its first is handed out. */
-    assert_false(drv_settled(d, NEAR_NS, true, cw_now_ns()));
-    assert_int_equal(trials_of_class(d, NEAR_NS, near_dearer_cost), WAY_CALLBACK);
-    assert_int_equal(class_way(d, 100u * FAR_NS, cw_now_ns()), WAY_DRIVER);
-    assert_true(drv_settled(d, FAR_NS, true, cw_now_ns()));
-    assert_false(drv_settled(d, FAR_NS, false, cw_now_ns())); /* it would spin */
-    assert_false(drv_settled(d, NEAR_NS, true, cw_now_ns()));
+    for (unsigned i = 0; i < 2u * CW__CLASS_TICKETS; ++i) {
+        assert_int_equal(class_way(d, PAST_NEAR_NS, cw_now_ns()), WAY_CALLBACK);
+        assert_true(parks_on_callback(d, PAST_NEAR_NS));
+    }
+    /* trials_of_class asserts the near class's first ticket is a trial. */
+    assert_int_equal(trials_of_class(d, NEAR_NS, own_cheaper_cost), WAY_DRIVER);
+    assert_true(drv_settled(d, NEAR_NS, true, cw_now_ns()));
+    assert_true(drv_settled(d, CW__CLASS_NEAR_END_NS - 1u, true, cw_now_ns()));
+    assert_false(drv_settled(d, PAST_NEAR_NS, true, cw_now_ns()));
+    assert_true(parks_on_callback(d, PAST_NEAR_NS));
+    assert_true(parks_on_callback(d, 100u * PAST_NEAR_NS));
+    assert_int_equal(class_way(d, 100u * PAST_NEAR_NS, cw_now_ns()), WAY_CALLBACK);
     uint64_t probed, fire, silent, late, lateness, own;
     cw__driver_summary(&probed, &fire, &silent, &late, &lateness, &own);
     assert_int_equal(own, 1);
@@ -439,7 +455,7 @@ static void near_and_far_long_waits_decide_apart(void **state) {
 
 /*
  * Short waits (expected under CW__VOTE_MIN_NS, which auto parks for at
- * once where no CPU is spare) decide apart from near and far ones, on
+ * once where no CPU is spare) decide apart from near ones, on
  * their own trials: here the driver's own wait costs a short wait less
  * (PoCL 3.1's, against a callback's registration and wake-up, on a device
  * that takes every CPU) and a near one more. A short trial that found its
@@ -463,7 +479,6 @@ static void short_waits_decide_apart(void **state) {
     cw__driver_learned_get(d, &l);
     assert_true(l.cls[CW__CLASS_SHORT].known);
     assert_false(l.cls[CW__CLASS_NEAR].known);
-    assert_false(l.cls[CW__CLASS_FAR].known);
     assert_int_equal(l.cls[CW__CLASS_SHORT].driver_n, CW__CLASS_TRIALS);
     /* Not among the platforms whose long waits the driver's own serves. */
     uint64_t probed, fire, silent, late, lateness, own;
@@ -632,7 +647,7 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(long_waits_keep_the_callback_where_the_own_wait_costs_more),
     cmocka_unit_test(long_waits_of_a_late_platform_keep_the_callback),
     cmocka_unit_test(long_wait_trials_meet_long_and_short_waits_alike),
-    cmocka_unit_test(near_and_far_long_waits_decide_apart),
+    cmocka_unit_test(waits_past_the_near_class_park_on_the_callback),
     cmocka_unit_test(short_waits_decide_apart),
     cmocka_unit_test(one_dear_trial_does_not_decide),
     cmocka_unit_test(one_lateness_measurement_at_a_time),

@@ -59,15 +59,16 @@ static void a_line_seeds_what_the_process_has_not_learned(void **state) {
     char text[2048], key[1024];
     export_one(text, sizeof text, key, sizeof key);
     char want[128];
-    snprintf(want, sizeof want, "lateness=%llu own=- long=- far=- short=-\n",
+    snprintf(want, sizeof want, "lateness=%llu own=- long=- short=-\n",
              (unsigned long long)cw__driver_lateness_ns(d));
     assert_string_equal(strchr(text, '\0') - strlen(want), want);
     assert_true(vote_open(d));
 
-    /* Seeded from a line with no far part: the own wait sleeps (3 of 4
+    /* Seeded from a line with no short part: the own wait sleeps (3 of 4
      * trials slept), near long waits are the own wait's (8 trials each
-     * way, the own at half the callback's CPU), far ones unknown, and a
-     * lateness far from the one learned here. */
+     * way, the own at half the callback's CPU), short ones unknown, and a
+     * lateness far from the one learned here. Waits of no class (from
+     * CW__CLASS_NEAR_END_NS) park on the callback. */
     uint64_t before = cw__driver_lateness_ns(d);
     char line[2048];
     snprintf(line, sizeof line, "%slateness=%llu own=4/3 long=16/8/80000/8/160000\n", key,
@@ -79,49 +80,56 @@ static void a_line_seeds_what_the_process_has_not_learned(void **state) {
     assert_false(vote_open(d));
     assert_true(vote_sleeps(d));
     assert_int_equal(class_way(d, CW__VOTE_MIN_NS, cw_now_ns()), WAY_DRIVER);
-    assert_int_equal(class_way(d, CW__CLASS_FAR_NS, cw_now_ns()), WAY_TRIAL_DRIVER);
+    assert_int_equal(class_way(d, CW__CLASS_NEAR_END_NS, cw_now_ns()), WAY_CALLBACK);
+    assert_int_equal(class_way(d, CW__CLASS_SHORT_MIN_NS, cw_now_ns()), WAY_TRIAL_DRIVER);
 
     /* The export now carries the seeded decisions; a second import finds
      * nothing left to seed. */
     export_one(text, sizeof text, key, sizeof key);
-    assert_non_null(strstr(text, " own=4/3 long=16/8/80000/8/160000 far=- short=-\n"));
+    assert_non_null(strstr(text, " own=4/3 long=16/8/80000/8/160000 short=-\n"));
     assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
     assert_int_equal(seeded, 0);
 }
 
-/* Each class's long-wait decision seeded stays its own: near waits
- * seeded for the callback keep it, far ones seeded for the driver's own
- * wait keep that, and the export writes both back; a line with no short
- * part leaves the short class to its trials. */
-static void seeded_long_wait_verdicts_keep_each_class(void **state) {
+/* A line written by cw 1.1, with a `far=` part (a class of waits from
+ * CW__CLASS_NEAR_END_NS that auto no longer has), still seeds: its near
+ * and short parts each keep their class (near seeded for the callback,
+ * short for the driver's own wait); the far part, though it decided for
+ * the driver's own wait, is read past: those waits park on the callback.
+ * The export writes no far part. */
+static void a_line_with_a_far_part_still_seeds(void **state) {
     (void)state;
     cw__driver *d = settled();
     char text[2048], key[1024], line[2048];
     export_one(text, sizeof text, key, sizeof key);
     snprintf(line, sizeof line,
-             "%slateness=- own=- long=16/8/240000/8/160000 far=8/4/40000/4/80000", key);
+             "%slateness=- own=- long=16/8/240000/8/160000 far=8/4/40000/4/80000 "
+             "short=16/8/160000/8/200000",
+             key);
     unsigned seeded = 0;
     assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
     assert_int_equal(seeded, 1);
     for (int i = 0; i < 4; ++i) {
         assert_int_equal(class_way(d, CW__VOTE_MIN_NS, cw_now_ns()), WAY_CALLBACK);
-        assert_int_equal(class_way(d, CW__CLASS_FAR_NS, cw_now_ns()), WAY_DRIVER);
+        assert_int_equal(class_way(d, CW__VOTE_MIN_NS - 1u, cw_now_ns()), WAY_DRIVER);
+        assert_int_equal(class_way(d, CW__CLASS_NEAR_END_NS, cw_now_ns()), WAY_CALLBACK);
     }
-    assert_int_equal(class_way(d, CW__CLASS_SHORT_MIN_NS, cw_now_ns()), WAY_TRIAL_DRIVER);
+    assert_false(drv_settled(d, CW__CLASS_NEAR_END_NS, true, cw_now_ns()));
     assert_true(vote_open(d));
     export_one(text, sizeof text, key, sizeof key);
-    assert_non_null(strstr(text, " long=16/8/240000/8/160000 far=8/4/40000/4/80000 short=-\n"));
+    assert_non_null(strstr(text, " long=16/8/240000/8/160000 short=16/8/160000/8/200000\n"));
+    assert_null(strstr(text, "far="));
 }
 
 /* The short class's decision (waits expected under CW__VOTE_MIN_NS
- * that auto parks for at once) is seeded and written back as the others
- * are, the near and far classes left to their trials. */
+ * that auto parks for at once) is seeded and written back as the near
+ * class's is, the near class left to its trials. */
 static void seeded_short_wait_verdict_keeps_its_class(void **state) {
     (void)state;
     cw__driver *d = settled();
     char text[2048], key[1024], line[2048];
     export_one(text, sizeof text, key, sizeof key);
-    snprintf(line, sizeof line, "%slateness=- own=- long=- far=- short=16/8/160000/8/200000", key);
+    snprintf(line, sizeof line, "%slateness=- own=- long=- short=16/8/160000/8/200000", key);
     unsigned seeded = 0;
     assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
     assert_int_equal(seeded, 1);
@@ -130,7 +138,7 @@ static void seeded_short_wait_verdict_keeps_its_class(void **state) {
     assert_true(drv_settled(d, CW__VOTE_MIN_NS - 1u, true, cw_now_ns()));
     assert_int_equal(class_way(d, CW__VOTE_MIN_NS, cw_now_ns()), WAY_TRIAL_DRIVER);
     export_one(text, sizeof text, key, sizeof key);
-    assert_non_null(strstr(text, " far=- short=16/8/160000/8/200000\n"));
+    assert_non_null(strstr(text, " long=- short=16/8/160000/8/200000\n"));
 }
 
 /* Lines of another cw, of another platform, or with values out of shape
@@ -155,9 +163,11 @@ static void lines_of_other_keys_and_malformed_ones_seed_nothing(void **state) {
         "lateness=- own=- long=- far=",              /* a far part empty */
         "lateness=- own=- far=- long=1/1/1/1/1",     /* out of order */
         "lateness=- own=4/3 long=- far=- x",         /* text after the far part */
-        "lateness=- own=- long=- short=1/1/1/1/1",   /* a short part without a far part */
-        "lateness=- own=- long=- far=- short=1/2/3", /* a short field short */
-        "lateness=- own=4/3 long=- far=- short=- x", /* text after the short part */
+        "lateness=- own=4/3 long=- short=- far=-",   /* a far part after the short */
+        "lateness=- own=- long=- far=1/1/1/1/1",     /* only a far part: nothing used */
+        "lateness=- own=- long=- short=1/2/3",       /* a short field short */
+        "lateness=- own=4/3 long=- short=- x",       /* text after the short part */
+        "lateness=- own=4/3 long=- far=- short=- x", /* the same after a far part */
         "lateness=- own=2/1 long=-",                 /* a vote not decided */
     };
     for (size_t i = 0; i < sizeof values_bad / sizeof values_bad[0]; ++i) {
@@ -221,7 +231,7 @@ static void arguments_and_short_buffers(void **state) {
 
 static const struct CMUnitTest learned_tests[] = {
     cmocka_unit_test(a_line_seeds_what_the_process_has_not_learned),
-    cmocka_unit_test(seeded_long_wait_verdicts_keep_each_class),
+    cmocka_unit_test(a_line_with_a_far_part_still_seeds),
     cmocka_unit_test(seeded_short_wait_verdict_keeps_its_class),
     cmocka_unit_test(lines_of_other_keys_and_malformed_ones_seed_nothing),
     cmocka_unit_test(arguments_and_short_buffers),

@@ -128,6 +128,49 @@ static void rules_hold(void **state) {
          0,
          0,
          0},
+        {"expected from the near class's end: of no class, the callback without trials",
+         {BASE, .expected_ns = CW__CLASS_NEAR_END_NS},
+         CW__WAY_PARK,
+         CW__TRIAL_NONE,
+         false,
+         0,
+         0,
+         0,
+         0,
+         0},
+        {"expected from the near class's end, near decided for the driver: the callback",
+         {BASE, .expected_ns = CW__CLASS_NEAR_END_NS,
+          .driver = decided(platform(0), CW__CLASS_NEAR, 16 * US, 20 * US)},
+         CW__WAY_PARK,
+         CW__TRIAL_NONE,
+         false,
+         0,
+         0,
+         0,
+         0,
+         0},
+        {"a second longer, near decided for the driver: the callback",
+         {BASE, .expected_ns = 1000 * MS,
+          .driver = decided(platform(0), CW__CLASS_NEAR, 16 * US, 20 * US)},
+         CW__WAY_PARK,
+         CW__TRIAL_NONE,
+         false,
+         0,
+         0,
+         0,
+         0,
+         0},
+        {"just under the near class's end, near decided for the driver: settled",
+         {BASE, .expected_ns = CW__CLASS_NEAR_END_NS - 1,
+          .driver = decided(platform(0), CW__CLASS_NEAR, 16 * US, 20 * US)},
+         CW__WAY_DRIVER,
+         CW__TRIAL_NONE,
+         true,
+         0,
+         0,
+         0,
+         0,
+         0},
         {"a timeout: no driver wait, and on a peek turn half way",
          {BASE, .driver_wait_allowed = false, .turn = CW__PEEK_EVERY},
          CW__WAY_PARK,
@@ -462,15 +505,23 @@ static void one_timed_driver_wait_votes_by_its_share(void **state) {
     assert_false(cw__policy_vote_decided(CW__VOTE_TRIALS / 2, 1)); /* still open */
 }
 
-/* The classes: their bounds, the trials' Thue-Morse order with a way that
- * counted its trials leaving the rest to the other, the verdict past the
- * tickets, a dearest trial left out of the cost, and the edge. */
+/* The classes: their bounds (none from CW__CLASS_NEAR_END_NS), the trials' Thue-Morse order with a
+ * way that counted its trials leaving the rest to the other, the verdict past the tickets, a
+ * dearest trial left out of the cost, and the edge. */
 static void class_trials_order_and_verdict(void **state) {
     (void)state;
     assert_int_equal(cw__policy_class_of(1), CW__CLASS_SHORT);
     assert_int_equal(cw__policy_class_of(CW__VOTE_MIN_NS), CW__CLASS_NEAR);
-    assert_int_equal(cw__policy_class_of(CW__CLASS_FAR_NS - 1), CW__CLASS_NEAR);
-    assert_int_equal(cw__policy_class_of(CW__CLASS_FAR_NS), CW__CLASS_FAR);
+    assert_int_equal(cw__policy_class_of(CW__CLASS_NEAR_END_NS - 1), CW__CLASS_NEAR);
+    assert_int_equal(cw__policy_class_of(CW__CLASS_NEAR_END_NS), CW__CLASS_NONE);
+    assert_int_equal(cw__policy_class_of(UINT64_MAX), CW__CLASS_NONE);
+    /* No class: known, the callback, whatever the near class decided. */
+    cw__facts none = {BASE, .driver = decided(platform(0), CW__CLASS_NEAR, 16 * US, 20 * US)};
+    bool driver = true;
+    assert_true(cw__policy_class_known(&none, CW__CLASS_NONE, &driver));
+    assert_false(driver);
+    assert_true(cw__policy_class_known(&none, CW__CLASS_NEAR, &driver));
+    assert_true(driver);
     cw__class_view v = {0};
     const bool order[] = {true, false, false, true, false, true, true, false};
     for (uint32_t t = 0; t < 8; ++t) {

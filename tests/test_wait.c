@@ -834,7 +834,7 @@ static void auto_waits_try_the_drivers_own_wait(unsigned gate_us, unsigned spin_
     cwh_saxpy_free(&sx);
 }
 
-/* Long waits (expected to last 200 µs and more), which auto parks for at
+/* Long waits (expected to last 200 µs to 4 ms), which auto parks for at
  * once wherever it runs. */
 static void long_auto_waits_try_the_drivers_own_wait(void **state) {
     (void)state;

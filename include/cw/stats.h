@@ -92,9 +92,9 @@ typedef struct cw_stats_auto {
     uint64_t late_callbacks;
     /* Auto waits that the driver's own clWaitForEvents served: where
      * callbacks are late and it sleeps, and waits auto parks for at once
-     * (200 µs and more expected, or shorter where no CPU is spare) where it
+     * (200 µs to 4 ms expected, or shorter where no CPU is spare) where it
      * took the waiting thread less CPU time than a callback wait for waits
-     * of that length; and the platforms whose long waits (200 µs and more)
+     * of that length; and the platforms whose long waits (200 µs to 4 ms)
      * it serves. */
     uint64_t driver_waits;
     uint64_t platforms_driver_wait;

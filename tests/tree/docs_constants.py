@@ -151,9 +151,7 @@ OTHER = [
     ("docs/design.md", "of those lasting at least {n} slept if", "CW__VOTE_MIN_NS"),
     ("docs/design.md", "until each counted {n} waits of at least {n}, or {n}  trials were handed out",
      "CW__CLASS_TRIALS CW__VOTE_MIN_NS CW__CLASS_TICKETS"),
-    ("docs/design.md", "Waits expected  to last {n} or more decide apart, on their own trials ({n} waits"
-     " of at least {n} each way, {n} tickets)",
-     "CW__CLASS_FAR_NS CW__CLASS_FAR_TRIALS far_least_ns CW__CLASS_FAR_TICKETS"),
+    ("docs/design.md", "Waits expected  to last {n} or more are of no class", "CW__CLASS_NEAR_END_NS"),
     ("docs/design.md", "Waits expected to last under {n} decide  apart too ({n} waits of at least {n}"
      " each way, {n} tickets)",
      "CW__VOTE_MIN_NS CW__CLASS_TRIALS CW__CLASS_SHORT_MIN_NS CW__CLASS_TICKETS"),
@@ -218,8 +216,6 @@ DERIVED = {
     "late_floor_reach_ns": lambda v: (v["CW__MICRODELAY_SPIN_NS"] + 1000) * 2 ** v["CW__LATE_POLL_SHIFT"],
     "stats_last_bucket_from_us": lambda v: 2 ** (v["CW_STATS_LATENCY_BUCKETS"] - 2),
     "late_fine_share": lambda v: 2 ** v["CW__LATE_FINE_SHIFT"],
-    # A far long-wait trial counts from half the far class's bound on.
-    "far_least_ns": lambda v: v["CW__CLASS_FAR_NS"] >> v["CW__CLASS_FAR_LEAST_SHIFT"],
     # Julian years of 365.25 days, rounded down.
     "timeout_none_years": lambda v: v["timeout_none_from_us"] // (31557600 * 10**6),
 }
