@@ -3,8 +3,8 @@
 # write one ctest test per case, so each case runs in its own process with its
 # own timeout. Fails the build if the binary lists nothing. TEST_PROCESSORS
 # (default 1): the ctest slots each case takes; TEST_SLOW: the cases ('|'
-# between them, or ALL) that ctest -j starts first (COST 100 a slot;
-# tests/CMakeLists.txt, the end).
+# between them, or ALL) that ctest -j starts early (COST 100; tests/CMakeLists.txt,
+# the end).
 cmake_policy(SET CMP0057 NEW) # if(... IN_LIST ...) in script mode
 string(REPLACE "|" ";" TEST_ENV "${TEST_ENV}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E env ${TEST_ENV} ${TEST_EXE} --list
@@ -25,11 +25,9 @@ foreach(case IN LISTS cases)
   endif()
   math(EXPR count "${count} + 1")
   string(APPEND content "add_test([=[${TEST_PREFIX}.${case}]=] [==[${TEST_EXE}]==] [=[${case}]=])\n")
-  # 100 a slot: ctest starts the costliest test that fits the free slots,
-  # so a two-slot case tied with one-slot ones would wait behind them.
   set(cost 0)
   if("ALL" IN_LIST TEST_SLOW OR case IN_LIST TEST_SLOW)
-    math(EXPR cost "100 * ${TEST_PROCESSORS}")
+    set(cost 100)
   endif()
   string(APPEND content "set_tests_properties([=[${TEST_PREFIX}.${case}]=] PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS [=[${TEST_LABELS}]=] ENVIRONMENT [=[${TEST_ENV}]=] PROCESSORS ${TEST_PROCESSORS} COST ${cost})\n")
 endforeach()
