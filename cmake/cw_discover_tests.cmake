@@ -3,7 +3,7 @@
 # write one ctest test per case, so each case runs in its own process with its
 # own timeout. Fails the build if the binary lists nothing. TEST_PROCESSORS
 # (default 1): the ctest slots each case takes; TEST_SLOW: the cases ('|'
-# between them, or ALL) that ctest -j starts early (COST 100; tests/CMakeLists.txt,
+# between them) that ctest -j starts early (COST 100; tests/CMakeLists.txt,
 # the end).
 cmake_policy(SET CMP0057 NEW) # if(... IN_LIST ...) in script mode
 string(REPLACE "|" ";" TEST_ENV "${TEST_ENV}")
@@ -26,7 +26,7 @@ foreach(case IN LISTS cases)
   math(EXPR count "${count} + 1")
   string(APPEND content "add_test([=[${TEST_PREFIX}.${case}]=] [==[${TEST_EXE}]==] [=[${case}]=])\n")
   set(cost 0)
-  if("ALL" IN_LIST TEST_SLOW OR case IN_LIST TEST_SLOW)
+  if(case IN_LIST TEST_SLOW)
     set(cost 100)
   endif()
   string(APPEND content "set_tests_properties([=[${TEST_PREFIX}.${case}]=] PROPERTIES TIMEOUT ${TEST_TIMEOUT} LABELS [=[${TEST_LABELS}]=] ENVIRONMENT [=[${TEST_ENV}]=] PROCESSORS ${TEST_PROCESSORS} COST ${cost})\n")
