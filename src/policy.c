@@ -129,7 +129,8 @@ bool cw__policy_trial_driver(const cw__class_view *v, unsigned cls, uint32_t tic
  * its parked waits are the callback wait for now, or decided. A wait of
  * no class (CW__CLASS_NONE) is the callback wait. A platform
  * whose callbacks are late at all (the floor) is judged by the late rules;
- * its long waits, for which the lateness is small, keep the callback. No
+ * its long waits, for which the lateness is small, keep the callback
+ * unless its driver's wait sleeps (choose takes that wait first). No
  * trial before the lateness is known, or before a grace after the probe:
  * until then a late platform would pass for a timely one. A decision
  * already made (seeded from a file kept by cw-run) needs no trial, and
@@ -334,10 +335,11 @@ static void choose(const cw__facts *f, cw__choice *c) {
         c->why = "late callbacks, a long wait; the driver's wait sleeps";
         return;
     }
-    /* The latency preference on a timely platform: the callback's
-     * delivery is measured prompt (the probe), the driver's wait's wake-up
-     * is not (its trials weigh the waiting thread's CPU only; on PoCL it
-     * returned some 8 us later than a park). */
+    /* The latency preference where callbacks are not known late (or
+     * late by a small share of this wait): the callback ends the wait
+     * when it comes, while the driver's wait's wake-up is not measured
+     * (the classes' trials weigh the waiting thread's CPU only; on PoCL
+     * that wait returned some 8 us later than a park). */
     if (f->latency) {
         c->why = "latency preferred; timely callbacks: park on the callback";
         return;
