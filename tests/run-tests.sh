@@ -126,11 +126,11 @@ echo "== [rust] passed in $(($(date +%s) - rust_started)) s"
 if [ "$quick" -eq 0 ]; then
     # Not the program runs, the Spin model or the package checks; each
     # driver model under one sanitizer.
-    CW_STRESS_COMPLETIONS=200000 CW_CTEST_LABEL_EXCLUDE='^(program|model|package)$' \
+    CW_STRESS_COMPLETIONS=120000 CW_CTEST_LABEL_EXCLUDE='^(program|model|package)$' \
         CW_CTEST_EXCLUDE='^model\.(nvidia|rocm)\.|^learn\.nvidia\.' \
         run_suite asan -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
         -DCW_SANITIZE=address,undefined -DCW_INJECT_DELAYS=ON -DCW_BUILD_BENCH=OFF
-    CW_STRESS_COMPLETIONS=150000 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
+    CW_STRESS_COMPLETIONS=100000 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
         CW_CTEST_LABEL_EXCLUDE='^(program|model|package)$' \
         CW_CTEST_EXCLUDE='^model\.(pocl7|neo)\.|^learn\.pocl7\.|^model\.nvidia\.(notify|waitmany)\.|^drivermodel\.|^fork\.|^preload\.(dlopen|mechanism|adversarial_(blocking_flag|dlsym_release|wait_bad_input))$' \
         run_suite tsan -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
