@@ -612,20 +612,23 @@ static void a_probe_that_learned_no_lateness_tries_again(void **state) {
     assert_int_equal(clWaitForEvents(1, &ev), CL_SUCCESS);
     /* The first marker's callback comes after the kernel: until it has
      * returned, no other marker is made. */
-    bool again = false;
-    for (int i = 0; i < 5000 && !again && !cw__driver_lateness_known(d); ++i) {
-        again = cw__driver_reprobe(d, ev);
-        if (!again)
+    unsigned again = 0;
+    for (int i = 0; i < 5000 && !cw__driver_lateness_known(d); ++i) {
+        if (cw__driver_reprobe(d, ev))
+            ++again;
+        else
             cw_test_sleep_us(1000);
     }
-    printf("first probe %s the lateness; made again: %s\n", first ? "learned" : "missed",
-           again ? "yes" : "no");
+    printf("first probe %s the lateness; made again: %u times\n", first ? "learned" : "missed",
+           again);
     if (first)
-        assert_false(again);
-    for (int i = 0; i < 5000 && !cw__driver_lateness_known(d); ++i)
-        cw_test_sleep_us(1000);
-    assert_true(cw__driver_lateness_known(d));
-    /* Known: no marker more. */
+        assert_int_equal(again, 0);
+    else
+        assert_true(again >= 1 && again <= CW__PROBE_TRIES - 1);
+    /* Known, or (a loaded machine kept every marker from running within
+     * the probe's spin) the markers spent: no marker more either way. */
+    if (!cw__driver_lateness_known(d))
+        assert_int_equal(again, CW__PROBE_TRIES - 1);
     assert_false(cw__driver_reprobe(d, ev));
     clReleaseEvent(ev);
     cwh_busy_free(&b);
