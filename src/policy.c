@@ -222,6 +222,13 @@ static uint64_t callback_free(uint64_t expected_ns, uint64_t lateness_ns) {
     return expected_ns >= 2u * lateness_ns ? expected_ns - lateness_ns : expected_ns;
 }
 
+/* The vote decided, and found that the driver's wait sleeps (or spins). */
+static bool vote_found(const cw__facts *f, bool sleeps) {
+    const cw__driver_view *d = &f->driver;
+    return cw__policy_vote_decided(d->vote_trials, d->vote_asleep) &&
+           cw__policy_vote_sleeps(d->vote_trials, d->vote_asleep) == sleeps;
+}
+
 /* Callbacks late for this wait: the driver's wait where it sleeps (no
  * poll costs less, and a late callback cannot end it late), a vote on
  * whether it sleeps while one is open, else polls planned with the end
@@ -232,8 +239,7 @@ static uint64_t callback_free(uint64_t expected_ns, uint64_t lateness_ns) {
 static void choose_late(const cw__facts *f, cw__choice *c) {
     const cw__driver_view *d = &f->driver;
     if (f->driver_wait_allowed && !(f->off & CW__OFF_VOTE)) {
-        if (cw__policy_vote_decided(d->vote_trials, d->vote_asleep) &&
-            cw__policy_vote_sleeps(d->vote_trials, d->vote_asleep)) {
+        if (vote_found(f, true)) {
             c->way = CW__WAY_DRIVER;
             c->settled = true;
             c->why = "late callbacks; the driver's wait sleeps";
@@ -295,8 +301,7 @@ static void choose(const cw__facts *f, cw__choice *c) {
          * driver's own, back as soon as the command ends, at the CPU of
          * the wait's length, which the caller chose to spend. */
         if (f->latency && f->driver_wait_allowed && !(f->off & CW__OFF_VOTE) &&
-            cw__policy_vote_decided(f->driver.vote_trials, f->driver.vote_asleep) &&
-            !cw__policy_vote_sleeps(f->driver.vote_trials, f->driver.vote_asleep)) {
+            vote_found(f, false)) {
             c->way = CW__WAY_DRIVER;
             c->settled = true;
             c->why = "latency preferred; late callbacks; the driver's wait spins";
@@ -326,9 +331,7 @@ static void choose(const cw__facts *f, cw__choice *c) {
      * sleeps (the vote): that wait costs the waiting thread no more than
      * a park, and ends when the command does, where a park on the
      * callback ends the lateness after it. */
-    if (late_for(f, 0) && !(f->off & CW__OFF_VOTE) &&
-        cw__policy_vote_decided(f->driver.vote_trials, f->driver.vote_asleep) &&
-        cw__policy_vote_sleeps(f->driver.vote_trials, f->driver.vote_asleep)) {
+    if (late_for(f, 0) && !(f->off & CW__OFF_VOTE) && vote_found(f, true)) {
         c->way = CW__WAY_DRIVER;
         c->settled = true;
         c->peek_ns = 0;
