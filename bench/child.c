@@ -673,12 +673,11 @@ int child_run(const options *o) {
             ++failures;
             continue;
         }
-        /* --run-time: an equal share of what is left of this config's
-         * time over its cells left. */
+        /* --run-time: a share of what is left of this config's time
+         * (run_share). */
         double max_time = o->max_time;
         if (o->deadline > 0) {
-            double share = (o->deadline - now_s()) / (nk - i);
-            share = share > 0 ? share : 0;
+            double share = run_share(o->deadline - now_s(), nk - i);
             max_time = share < max_time ? share : max_time;
         }
         failures += run_cell(&c, &ks[i], max_time) != 0;

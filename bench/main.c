@@ -304,7 +304,7 @@ static int parent_main(int argc, char **argv, const options *o0) {
         char deadline[64];
         if (o.run_time > 0) {
             double now = now_s(), left = t_start + o.run_time - now;
-            snprintf(deadline, sizeof deadline, "%.3f", now + (left > 0 ? left : 0) / (ncfg - c));
+            snprintf(deadline, sizeof deadline, "%.3f", now + run_share(left, ncfg - c));
             extra[ne++] = "--deadline";
             extra[ne++] = deadline;
         }

@@ -162,7 +162,7 @@ void print_plan(FILE *f, const options *o, const plan *p, const config *cfgs, co
     if (o->run_time > 0)
         fprintf(f,
                 "[plan] --run-time %g s: no cell runs past its share of what is left of it "
-                "(the time left over the cells left)%s\n",
+                "(twice the time left over the cells left, at most what is left)%s\n",
                 o->run_time, p->total_s > o->run_time ? ", which cuts this plan short" : "");
     fputs("[plan] driver models:", f);
     for (int c = 0; c < p->ncfg; ++c) {

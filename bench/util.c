@@ -59,6 +59,13 @@ double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double run_share(double left, int n) {
+    if (left <= 0 || n <= 0)
+        return 0;
+    double share = RUN_SHARE_FACTOR * left / n;
+    return share < left ? share : left;
+}
+
 int64_t ts_ns(const struct timespec *ts) {
     return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
