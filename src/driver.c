@@ -74,6 +74,7 @@ void cw__driver_view_get(const cw__driver *d, cw__driver_view *v) {
     v->vote_asleep = atomic_load_explicit(&d->vote_asleep, memory_order_relaxed);
     for (unsigned c = 0; c < CW__CLASSES; ++c) {
         v->cls[c].tickets = atomic_load_explicit(&d->cls[c].tickets, memory_order_relaxed);
+        v->cls[c].driver_spun = atomic_load_explicit(&d->cls[c].driver_spun, memory_order_relaxed);
         for (unsigned w = 0; w < 2; ++w) {
             v->cls[c].n[w] = atomic_load_explicit(&d->cls[c].way[w].n, memory_order_relaxed);
             v->cls[c].sum_ns[w] =
@@ -111,6 +112,8 @@ void cw__driver_class_sample(cw__driver *d, unsigned cls, bool driver, uint64_t 
                              uint64_t wall_ns) {
     if (!d || wall_ns < cw__policy_class_least_ns(cls))
         return;
+    if (driver && cw__policy_spun_through(cpu_ns, wall_ns))
+        atomic_store_explicit(&d->cls[cls].driver_spun, true, memory_order_relaxed);
     _Atomic uint64_t *max = &d->cls[cls].way[driver].max_ns;
     uint64_t seen = atomic_load_explicit(max, memory_order_relaxed);
     while (cpu_ns > seen && !atomic_compare_exchange_weak_explicit(
@@ -131,6 +134,16 @@ void cw__driver_lateness_sample(cw__driver *d, uint64_t ns) {
     uint64_t old = atomic_load_explicit(&d->lateness_ns, memory_order_relaxed);
     uint64_t next = n == 0 ? ns : cw__moving(old, ns, CW__EST_WEIGHT_SHIFT);
     atomic_store_explicit(&d->lateness_ns, next, memory_order_relaxed);
+    atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
+}
+
+void cw__driver_lateness_least(cw__driver *d, uint64_t ns) {
+    if (!d)
+        return;
+    cw__stat_add(CW__STAT_LATENESS_SAMPLES, 1);
+    atomic_fetch_add_explicit(&d->samples, 1, memory_order_relaxed);
+    if (ns < atomic_load_explicit(&d->lateness_ns, memory_order_relaxed))
+        atomic_store_explicit(&d->lateness_ns, ns, memory_order_relaxed);
     atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
 }
 

@@ -43,7 +43,8 @@ cw__driver *cw__driver_of(cl_event event);
 void cw__driver_probe(cw__driver *d, cl_event event);
 
 /* The probe's lateness marker again, after a wait on `event` ended: where
- * no lateness is known yet, the last marker's callback has come and
+ * no lateness is known yet or the one known is near the late floor
+ * (cw__policy_probe_again), the last marker's callback has come and
  * returned, and fewer than CW__PROBE_TRIES were made. A probe that ran
  * while the device was busy (a program's first kernel, built at its first
  * launch, holds PoCL's workers for milliseconds to seconds) gave up before
@@ -69,6 +70,9 @@ void cw__driver_view_get(const cw__driver *d, cw__driver_view *v);
 /* One measured lateness: a callback landed `ns` after its command was seen
  * finished (0: before, or with, the status read that saw it). */
 void cw__driver_lateness_sample(cw__driver *d, uint64_t ns);
+/* A probe's marker made again: the lateness becomes the lesser of the one
+ * known and `ns`. */
+void cw__driver_lateness_least(cw__driver *d, uint64_t ns);
 /*
  * A callback that landed `at_least_ns` after a status read saw its command
  * finished, where the read before it saw it running `uncertain_ns` earlier:

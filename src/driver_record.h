@@ -36,9 +36,11 @@ struct cw__driver {
      * (policy.h): the tickets handed out, then per way, way[true] the
      * driver's wait and way[false] the callback wait: counted trials, the
      * sum of their thread CPU time and the largest of them (0 where none
-     * is known: a seeded record). */
+     * is known: a seeded record), and whether a driver's wait of the
+     * class spun throughout (cw__policy_spun_through). */
     struct {
         _Atomic uint32_t tickets;
+        _Atomic bool driver_spun;
         struct {
             _Atomic uint32_t n;
             _Atomic uint64_t cpu_ns, max_ns;

@@ -40,13 +40,22 @@ void cw__policy_vote_of(uint64_t cpu_ns, uint64_t wall_ns, uint32_t *trials, uin
             *trials = 1;
         return;
     }
-    if (cpu_ns * CW__VOTE_THROUGH_OF >= wall_ns * CW__VOTE_THROUGH) {
+    if (cw__policy_spun_through(cpu_ns, wall_ns)) {
         *trials = CW__VOTE_TRIALS / 2u + 1u;
         return;
     }
     cpu_ns = cpu_ns > CW__VOTE_FIXED_NS ? cpu_ns - CW__VOTE_FIXED_NS : 0;
     *trials = 1;
     *asleep = cpu_ns * CW__VOTE_CPU_SHARE < wall_ns;
+}
+
+bool cw__policy_spun_through(uint64_t cpu_ns, uint64_t wall_ns) {
+    return wall_ns >= CW__VOTE_MIN_NS && cpu_ns * CW__VOTE_THROUGH_OF >= wall_ns * CW__VOTE_THROUGH;
+}
+
+bool cw__policy_probe_again(bool lateness_known, uint64_t lateness_ns) {
+    return !lateness_known ||
+           (lateness_ns >= CW__LATE_FLOOR_NS && lateness_ns < CW__PROBE_AGAIN_BELOW_NS);
 }
 
 static const struct {
@@ -75,9 +84,13 @@ uint64_t cw__policy_class_least_ns(unsigned cls) {
     return classes[cls].least_ns;
 }
 
+/* A driver's wait that spun throughout a wait long enough to tell cost
+ * that wait's whole length in CPU, where a park costs a wake-up: no more
+ * trials are needed to find it dearer (a spinning driver's trials each
+ * cost a wait's length; eight of them cost more than the trials save). */
 bool cw__policy_class_decided(const cw__class_view *v, unsigned cls) {
     return (v->n[true] >= classes[cls].trials && v->n[false] >= classes[cls].trials) ||
-           v->tickets >= classes[cls].tickets;
+           v->tickets >= classes[cls].tickets || v->driver_spun;
 }
 
 /* One wait in a few is dearer by a multiple (a preemption, an interrupt, a
@@ -97,6 +110,8 @@ void cw__policy_class_cost(const cw__class_view *v, bool driver, uint64_t *sum, 
  * most its tickets plus racers, a sum of thread CPU time far under 2^52 ns;
  * a seeded one is under 2^16 and 2^40 ns (learned.c). */
 bool cw__policy_class_driver_won(const cw__class_view *v) {
+    if (v->driver_spun)
+        return false;
     uint64_t drv, drv_n, cb, cb_n;
     cw__policy_class_cost(v, true, &drv, &drv_n);
     cw__policy_class_cost(v, false, &cb, &cb_n);

@@ -30,6 +30,7 @@ typedef struct cw__class_view {
     uint32_t n[2];      /* counted trials, [0] callback wait, [1] driver wait */
     uint64_t sum_ns[2]; /* their thread CPU time */
     uint64_t max_ns[2]; /* the largest of them; 0: not known (a seeded record) */
+    bool driver_spun;   /* a driver's wait of the class spun throughout */
 } cw__class_view;
 
 typedef struct cw__driver_view {
@@ -129,8 +130,15 @@ void cw__policy_choose(const cw__facts *f, cw__choice *c);
 /* The driver-wait vote. */
 bool cw__policy_vote_decided(uint32_t trials, uint32_t asleep);
 bool cw__policy_vote_sleeps(uint32_t trials, uint32_t asleep);
+/* Whether a driver's wait that took `cpu_ns` of thread CPU over `wall_ns`
+ * spun throughout a wait long enough to tell (CW__VOTE_MIN_NS). */
+bool cw__policy_spun_through(uint64_t cpu_ns, uint64_t wall_ns);
 /* What one timed driver wait adds to the vote's trials and sleeps. */
 void cw__policy_vote_of(uint64_t cpu_ns, uint64_t wall_ns, uint32_t *trials, uint32_t *asleep);
+
+/* Whether the probe's marker should be made again: no lateness known, or
+ * one near the late floor, which one preempted callback can make. */
+bool cw__policy_probe_again(bool lateness_known, uint64_t lateness_ns);
 
 /* The classes; CW__CLASS_NONE for a wait of none. */
 unsigned cw__policy_class_of(uint64_t expected_ns);
@@ -138,6 +146,8 @@ uint32_t cw__policy_class_trials(unsigned cls);
 uint32_t cw__policy_class_tickets(unsigned cls);
 /* The shortest wait that counts as a trial of the class. */
 uint64_t cw__policy_class_least_ns(unsigned cls);
+/* Decided: both ways' trials counted, the tickets spent, or a driver's
+ * wait that spun throughout (the callback wait then, at once). */
 bool cw__policy_class_decided(const cw__class_view *v, unsigned cls);
 /* A way's cost per wait as *sum / *n: its mean with its dearest trial left
  * out (with two or more, where the largest is known). */

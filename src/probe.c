@@ -39,8 +39,17 @@ static void CL_CALLBACK probe_timely_fired(cl_event event, cl_int status, void *
      * then the callback came first and is not late, unless the prober gave
      * up seeing it finished (then nothing is known). */
     uint64_t done = atomic_load_explicit(&d->done_ns, memory_order_relaxed);
-    if (done || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE)
-        cw__driver_lateness_sample(d, done && now > done ? now - done : 0);
+    if (done || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE) {
+        uint64_t late = done && now > done ? now - done : 0;
+        /* A marker made again (cw__driver_reprobe) where a lateness is
+         * known: the least of the probes' is kept, as a preemption can
+         * only add to one. */
+        if (atomic_load_explicit(&d->samples, memory_order_relaxed) &&
+            atomic_load_explicit(&d->late_probes, memory_order_relaxed) > 1)
+            cw__driver_lateness_least(d, late);
+        else
+            cw__driver_lateness_sample(d, late);
+    }
     /* Release: a next probe that reads it (acquire) resets done_ns and
      * cb_ns only after this callback is done with them. */
     atomic_store_explicit(&d->cb_over, true, memory_order_release);
@@ -107,7 +116,7 @@ void cw__driver_probe(cw__driver *d, cl_event event) {
 bool cw__driver_reprobe(cw__driver *d, cl_event event) {
     int done = PROBE_DONE;
     if (!d || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE ||
-        atomic_load_explicit(&d->samples, memory_order_relaxed) ||
+        !cw__policy_probe_again(cw__driver_lateness_known(d), cw__driver_lateness_ns(d)) ||
         !atomic_load_explicit(&d->cb_over, memory_order_acquire) ||
         atomic_load_explicit(&d->late_probes, memory_order_relaxed) >= CW__PROBE_TRIES ||
         !atomic_compare_exchange_strong_explicit(&d->probe, &done, PROBE_CLAIMED,

@@ -36,7 +36,8 @@
 #define CW__LATE_FINE_LEAST_NS 50000u /* ns | no finer spacing than this near the end (a wake-up costs 20-40 us of CPU) | bench: nvidia model */
 
 /* The probe (driver.c). */
-#define CW__PROBE_TRIES 3u /* probes | the probe's lateness marker is made at most this many times, again at the end of a wait while no lateness is known: at most (this - 1) x CW__PROBE_SPIN_NS added to a process's waits | design */
+#define CW__PROBE_TRIES 3u /* probes | the probe's lateness marker is made at most this many times, again at the end of a wait while no lateness is known or it is near the floor (CW__PROBE_AGAIN_BELOW_NS): at most (this - 1) x CW__PROBE_SPIN_NS added to a process's waits | design */
+#define CW__PROBE_AGAIN_BELOW_NS 100000u /* ns | a probed lateness from CW__LATE_FLOOR_NS up to this is probed again (within CW__PROBE_TRIES), the least kept: one marker's callback preempted on a shared CPU reads tens of us late | bench: sweep model, callbacks 0-12 us late, probed 69 us on 1 CPU */
 #define CW__PROBE_SPIN_NS 2000000u /* ns | the probe's longest wait to see its marker finished | bench: on PoCL it finished within 0.2 ms */
 
 /* Peeks: a parked wait reads the status once to see a late callback. */

@@ -36,10 +36,13 @@ static int open_host(void **state) {
     cw__driver *d = cw__driver_of(ev);
     cw__driver_probe(d, ev);
     /* A probe on a loaded machine may give up before its marker ran and
-     * learn no lateness; a wait would then make the marker again
-     * (cw__driver_reprobe). Make it here, until the lateness is known or
-     * the markers are spent, so that no test's wait does. */
-    for (int i = 0; i < 3000 && !cw__driver_lateness_known(d); ++i) {
+     * learn no lateness, or learn one near the late floor; a wait would
+     * then make the marker again (cw__driver_reprobe). Make it here, until
+     * the lateness is settled or the markers are spent, so that no test's
+     * wait does. */
+    for (int i = 0; i < 3000 &&
+                    cw__policy_probe_again(cw__driver_lateness_known(d), cw__driver_lateness_ns(d));
+         ++i) {
         cw__driver_reprobe(d, ev);
         cw_test_sleep_us(1000);
     }

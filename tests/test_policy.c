@@ -555,6 +555,52 @@ static void class_trials_order_and_verdict(void **state) {
     assert_true(cw__policy_class_driver_won(&e));
     e.sum_ns[true] += 1;
     assert_false(cw__policy_class_driver_won(&e));
+
+    /* A driver's wait that spun throughout decides for the callback at
+     * once: no more trials, even where its counted cost would win. */
+    cw__class_view s = {.n = {0, 1}, .sum_ns = {0, 1 * US}, .driver_spun = true};
+    assert_true(cw__policy_class_decided(&s, CW__CLASS_NEAR));
+    assert_false(cw__policy_class_driver_won(&s));
+    cw__facts spun = {BASE};
+    spun.driver.cls[CW__CLASS_NEAR] = s;
+    driver = true;
+    assert_true(cw__policy_class_known(&spun, CW__CLASS_NEAR, &driver));
+    assert_false(driver);
+    cw__choice c;
+    cw__policy_choose(&spun, &c);
+    assert_int_equal(c.way, CW__WAY_PARK);
+    assert_int_equal(c.trial, CW__TRIAL_NONE);
+}
+
+/* Spun throughout: from CW__VOTE_MIN_NS of wall, CPU at least
+ * CW__VOTE_THROUGH / CW__VOTE_THROUGH_OF of it; the vote counts such a
+ * trial as a majority. */
+static void a_driver_wait_that_spun_throughout(void **state) {
+    (void)state;
+    const uint64_t wall = CW__VOTE_MIN_NS;
+    const uint64_t through = wall * CW__VOTE_THROUGH / CW__VOTE_THROUGH_OF;
+    assert_true(cw__policy_spun_through(through, wall));
+    assert_true(cw__policy_spun_through(wall, wall));
+    assert_false(cw__policy_spun_through(through - 1, wall));
+    assert_false(cw__policy_spun_through(wall - 1, wall - 1)); /* too short to tell */
+    uint32_t t, a;
+    cw__policy_vote_of(through, wall, &t, &a);
+    assert_int_equal(t, CW__VOTE_TRIALS / 2 + 1);
+    assert_int_equal(a, 0);
+}
+
+/* The probe again: while no lateness is known, and for one from the late
+ * floor up to CW__PROBE_AGAIN_BELOW_NS; not for a timely one nor a
+ * clearly late one. */
+static void the_probe_again_near_the_floor(void **state) {
+    (void)state;
+    assert_true(cw__policy_probe_again(false, 0));
+    assert_false(cw__policy_probe_again(true, 0));
+    assert_false(cw__policy_probe_again(true, CW__LATE_FLOOR_NS - 1));
+    assert_true(cw__policy_probe_again(true, CW__LATE_FLOOR_NS));
+    assert_true(cw__policy_probe_again(true, CW__PROBE_AGAIN_BELOW_NS - 1));
+    assert_false(cw__policy_probe_again(true, CW__PROBE_AGAIN_BELOW_NS));
+    assert_false(cw__policy_probe_again(true, LATE_NS));
 }
 
 /* The benchmark's ablation switches: each decides as if its mechanism
@@ -612,6 +658,8 @@ static const struct CMUnitTest policy_tests[] = {
     cmocka_unit_test(spare_cpu_is_read_only_where_it_matters),
     cmocka_unit_test(one_timed_driver_wait_votes_by_its_share),
     cmocka_unit_test(class_trials_order_and_verdict),
+    cmocka_unit_test(a_driver_wait_that_spun_throughout),
+    cmocka_unit_test(the_probe_again_near_the_floor),
 };
 
 CW_TEST_MAIN(policy_tests, NULL, NULL)
