@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Ten interleaved runs of one driver model of the sweep (callbacks 0-12 us
 # late, a driver wait that spins 1.9 ms before it blocks, a timer device,
 # 1 ms commands, 1 CPU), with two builds of cw-bench: before ("main": the
