@@ -183,6 +183,11 @@ void cw__driver_measure_cancel(cw__driver *d) {
         atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
 }
 
+/* The learned record for keeping (learned.c), from the view: each way's
+ * sum as its cost (cw__policy_class_cost) times its count, so that a
+ * seeded record (no largest known) decides as this one does; a class that
+ * a spinning driver trial decided is kept with its tickets spent, which
+ * decides it for the callback wait when seeded. */
 void cw__driver_learned_get(const cw__driver *d, cw__driver_learned *out) {
     *out = (cw__driver_learned){0};
     if (!d)
@@ -198,6 +203,8 @@ void cw__driver_learned_get(const cw__driver *d, cw__driver_learned *out) {
         cw__class_learned *l = &out->cls[c];
         l->known = cw__policy_class_decided(&v.cls[c], c);
         l->tickets = v.cls[c].tickets;
+        if (v.cls[c].driver_spun && l->tickets < cw__policy_class_tickets(c))
+            l->tickets = cw__policy_class_tickets(c);
         l->driver_n = v.cls[c].n[true];
         l->cb_n = v.cls[c].n[false];
         uint64_t sum, n;

@@ -86,8 +86,7 @@ uint64_t cw__policy_class_least_ns(unsigned cls) {
 
 /* A driver's wait that spun throughout a wait long enough to tell cost
  * that wait's whole length in CPU, where a park costs a wake-up: no more
- * trials are needed to find it dearer (a spinning driver's trials each
- * cost a wait's length; eight of them cost more than the trials save). */
+ * trials are needed to find it dearer, and each would cost a whole wait. */
 bool cw__policy_class_decided(const cw__class_view *v, unsigned cls) {
     return (v->n[true] >= classes[cls].trials && v->n[false] >= classes[cls].trials) ||
            v->tickets >= classes[cls].tickets || v->driver_spun;

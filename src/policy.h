@@ -152,8 +152,8 @@ bool cw__policy_class_decided(const cw__class_view *v, unsigned cls);
 /* A way's cost per wait as *sum / *n: its mean with its dearest trial left
  * out (with two or more, where the largest is known). */
 void cw__policy_class_cost(const cw__class_view *v, bool driver, uint64_t *sum, uint64_t *n);
-/* Both ways timed and the driver wait's cost at most the edge's eighths of
- * the callback wait's. */
+/* Both ways timed, the driver wait's cost at most the edge's eighths of
+ * the callback wait's, and no driver's wait of the class spun throughout. */
 bool cw__policy_class_driver_won(const cw__class_view *v);
 /* The way of the wait holding `ticket` (counted from 0): true for the
  * driver wait; *trial: it is a trial, to be timed. Past the tickets, the

@@ -218,7 +218,3 @@ static void probe_markers(cw__driver *d, cl_event event, bool with_failing) {
 out:
     atomic_store_explicit(&d->probe, PROBE_DONE, memory_order_relaxed);
 }
-
-/* The learned record for keeping (learned.c), from the view: each way's
- * sum as its cost (cw__policy_class_cost) times its count, so that a
- * seeded record (no largest known) decides as this one does. */

@@ -141,6 +141,36 @@ static void seeded_short_wait_verdict_keeps_its_class(void **state) {
     assert_non_null(strstr(text, " long=- short=16/8/160000/8/200000\n"));
 }
 
+/* A near class that a driver trial spinning throughout decided (one
+ * trial, its tickets not spent) is written with its tickets spent, and a
+ * line like it seeds the callback wait, with no trial. */
+static void a_class_a_spinning_trial_decided_is_kept_decided(void **state) {
+    (void)state;
+    cw__driver *d = settled();
+    const uint64_t near = 5u * CW__VOTE_MIN_NS;
+    if (cw__driver_lateness_ns(d) >= CW__LATE_FLOOR_NS)
+        skip(); /* a late platform (a driver model's) runs no class trials */
+    assert_int_equal(class_way(d, near, cw_now_ns()), WAY_TRIAL_DRIVER);
+    class_sample(d, near, true, near, near);
+    assert_int_equal(class_way(d, near, cw_now_ns()), WAY_CALLBACK);
+    char text[2048], key[1024], want[64];
+    export_one(text, sizeof text, key, sizeof key);
+    snprintf(want, sizeof want, " long=%u/1/%llu/0/0 ", (unsigned)CW__CLASS_TICKETS,
+             (unsigned long long)near);
+    assert_non_null(strstr(text, want));
+
+    /* Seeded into the short class of the same record, which has made no
+     * trial yet: its waits park on the callback at once. */
+    char line[2048];
+    snprintf(line, sizeof line, "%slateness=- own=- long=- short=%u/1/%llu/0/0\n", key,
+             (unsigned)CW__CLASS_TICKETS, (unsigned long long)CW__VOTE_MIN_NS);
+    unsigned seeded = 0;
+    assert_int_equal(cw_learned_import(line, &seeded), CW_OK);
+    assert_int_equal(seeded, 1);
+    for (int i = 0; i < 4; ++i)
+        assert_int_equal(class_way(d, CW__VOTE_MIN_NS - 1u, cw_now_ns()), WAY_CALLBACK);
+}
+
 /* Lines of another cw, of another platform, or with values out of shape
  * seed nothing and leave the record as it was; a good line after them
  * still counts. */
@@ -233,6 +263,7 @@ static const struct CMUnitTest learned_tests[] = {
     cmocka_unit_test(a_line_seeds_what_the_process_has_not_learned),
     cmocka_unit_test(a_line_with_a_far_part_still_seeds),
     cmocka_unit_test(seeded_short_wait_verdict_keeps_its_class),
+    cmocka_unit_test(a_class_a_spinning_trial_decided_is_kept_decided),
     cmocka_unit_test(lines_of_other_keys_and_malformed_ones_seed_nothing),
     cmocka_unit_test(arguments_and_short_buffers),
 };
