@@ -1001,14 +1001,14 @@ static void settled_wait_on_a_done_command_keeps_the_estimate(void **state) {
 /*
  * On a platform whose callbacks are late, auto tries the driver's own
  * clWaitForEvents only on a wait expected to last at most
- * CW__VOTE_TRIAL_MAX_NS: waits expected longer (5 ms kernels) poll as
+ * CW__VOTE_TRIAL_MAX_NS: waits expected longer (30 ms kernels) poll as
  * the late wait does, none of them handed to a driver wait that may spin
  * for its whole length, and the vote stays open; a short wait is a trial.
  * Every wait ends with its command.
  */
 static void own_wait_trials_only_on_short_waits(void **state) {
     (void)state;
-    enum { LONG_US = 5000, SHORT_US = 1500, WAITS = 4, TRIES = 16 };
+    enum { LONG_US = 30000, SHORT_US = 1500, WAITS = 4, TRIES = 16 };
     _Static_assert((uint64_t)LONG_US * 1000u > CW__VOTE_TRIAL_MAX_NS, "a long wait");
     _Static_assert((uint64_t)SHORT_US * 1000u <= CW__VOTE_TRIAL_MAX_NS, "a short wait");
     cwh_saxpy sx;
