@@ -619,7 +619,7 @@ class _HoldTimer:
 
 # How long a notifier holds its deliveries after one that left watches
 # pending (see Notifier): seconds.
-HOLD_DEFAULT = 400e-6
+HOLD_DEFAULT = 500e-6
 
 
 class Notifier:
@@ -631,7 +631,7 @@ class Notifier:
     for cw's default. Close it with ``close()`` (or use it as a context
     manager).
 
-    hold: seconds (default ``HOLD_DEFAULT``, 400 µs; 0: none). Each wake-up
+    hold: seconds (default ``HOLD_DEFAULT``, 500 µs; 0: none). Each wake-up
     of the loop costs its thread a sleep and a wake-up, more CPU than
     delivering a result. So after a wake-up that delivered results while
     other watches are still pending, the notifier stops waking the loop on
