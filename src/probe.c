@@ -42,8 +42,12 @@ static void CL_CALLBACK probe_timely_fired(cl_event event, cl_int status, void *
     if (done || atomic_load_explicit(&d->probe, memory_order_relaxed) != PROBE_DONE) {
         uint64_t late = done && now > done ? now - done : 0;
         /* A marker made again (cw__driver_reprobe) where a lateness is
-         * known: the least of the probes' is kept, as a preemption can
-         * only add to one. */
+         * known: the least of the probes' is kept. A preempted callback
+         * reads a marker late and a preempted status read reads it early,
+         * but the two errors do not cost alike: a lateness read too low
+         * is raised within tens of waits (the parked waits' peeks see the
+         * callback late), one read too high only by the one late wait in
+         * CW__LATE_SAMPLE_EVERY that registers its callback. */
         if (atomic_load_explicit(&d->samples, memory_order_relaxed) &&
             atomic_load_explicit(&d->late_probes, memory_order_relaxed) > 1)
             cw__driver_lateness_least(d, late);
