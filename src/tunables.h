@@ -58,7 +58,7 @@
 #define CW__VOTE_SPUN_SHARE 2u /* ratio | a short trial spun where its CPU is at least 1/this of its wall | bench: a spin sharing its CPU takes about 3/4 */
 #define CW__VOTE_THROUGH 7u /* ratio, over CW__VOTE_THROUGH_OF | a trial whose CPU is this share of its wall spun throughout: a majority alone | bench: sleeping waits' costliest took a half */
 #define CW__VOTE_THROUGH_OF 8u /* ratio | denominator of CW__VOTE_THROUGH | design */
-#define CW__VOTE_TRIAL_MAX_NS 25000000u /* ns | longer expected waits are not trials: a spinning driver spins that long, once (a trial that spun throughout decides the vote alone) | bench: sweep models with late callbacks and a sleeping driver's wait polled their 20 ms commands at 3-30x blocking's CPU while no wait was short enough to vote */
+#define CW__VOTE_TRIAL_MAX_NS 25000000u /* ns | longer expected waits are not trials: a spinning driver spins that long, once (a trial that spun throughout decides the vote alone) | bench: sweep models with late callbacks and a sleeping driver's wait polled their 20 ms commands at 3-15x blocking's CPU while no wait was short enough to vote */
 
 /* Parked waits on timely platforms: callback or driver wait, by class. */
 #define CW__CLASS_NEAR_END_NS 4000000u /* ns | expected waits from here are of no class: they park on the callback, without trials | bench: PoCL 3.1, the ways cost alike for 1 ms kernels; the ablation found no verdict that trials of longer waits changed */
