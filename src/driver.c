@@ -137,14 +137,21 @@ void cw__driver_lateness_sample(cw__driver *d, uint64_t ns) {
     atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
 }
 
-void cw__driver_lateness_least(cw__driver *d, uint64_t ns) {
-    if (!d)
-        return;
+/* A sample that bounds the lateness instead of joining its moving
+ * estimate: counted, and the lateness moved to `ns` where `ns` lies past
+ * it, above it (`above`, a lower bound) or below it (an upper bound). */
+static void bound_sample(cw__driver *d, uint64_t ns, bool above) {
     cw__stat_add(CW__STAT_LATENESS_SAMPLES, 1);
     atomic_fetch_add_explicit(&d->samples, 1, memory_order_relaxed);
-    if (ns < atomic_load_explicit(&d->lateness_ns, memory_order_relaxed))
+    uint64_t old = atomic_load_explicit(&d->lateness_ns, memory_order_relaxed);
+    if (above ? ns > old : ns < old)
         atomic_store_explicit(&d->lateness_ns, ns, memory_order_relaxed);
     atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
+}
+
+void cw__driver_lateness_least(cw__driver *d, uint64_t ns) {
+    if (d)
+        bound_sample(d, ns, false);
 }
 
 void cw__driver_lateness_seen(cw__driver *d, uint64_t at_least_ns, uint64_t uncertain_ns) {
@@ -155,11 +162,7 @@ void cw__driver_lateness_seen(cw__driver *d, uint64_t at_least_ns, uint64_t unce
         cw__driver_lateness_sample(d, at_least_ns + uncertain_ns / 2u);
         return;
     }
-    cw__stat_add(CW__STAT_LATENESS_SAMPLES, 1);
-    atomic_fetch_add_explicit(&d->samples, 1, memory_order_relaxed);
-    if (at_least_ns > atomic_load_explicit(&d->lateness_ns, memory_order_relaxed))
-        atomic_store_explicit(&d->lateness_ns, at_least_ns, memory_order_relaxed);
-    atomic_store_explicit(&d->measuring_ns, 0, memory_order_relaxed);
+    bound_sample(d, at_least_ns, true);
 }
 
 void cw__driver_lateness_landed(cw__driver *d, uint64_t landed_ns, uint64_t seen_ns,
