@@ -42,8 +42,8 @@ pass (goal a's and b's passes too), and, per driver model, each strategy's
 added latency and CPU against blocking's. --sweep FILE adds goal d from a
 sweep's JSON. --update DOC... rewrites the blocks between
 "<!-- goals.py begin KIND -->" and "<!-- goals.py end -->" in each DOC
-(KIND: goals, sweep or figures), so that the figures in bench/README.md and
-README.md come from the kept runs and are never typed; --check DOC... says
+(KIND: goals, sweep or figures), so that the figures in bench/README.md
+come from the kept runs and are never typed; --check DOC... says
 whether they still do (the docs.bench_goals test). Exit status: 0 when
 every goal passes (--check: every DOC is up to date), 1 otherwise, 2 on bad
 input.
