@@ -22,6 +22,7 @@
 static char sentinel;
 const cl_event clshim_bad_event = (cl_event)&sentinel;
 _Thread_local unsigned clshim_thread_flushes;
+atomic_ulong clshim_flushes;
 
 static __typeof__(clFlush) *real_flush;
 static __typeof__(clGetEventInfo) *real_get_event_info;
@@ -50,6 +51,7 @@ __attribute__((constructor)) static void resolve(void) {
 
 CL_API_ENTRY cl_int CL_API_CALL clFlush(cl_command_queue q) {
     clshim_thread_flushes++;
+    atomic_fetch_add(&clshim_flushes, 1);
     return real_flush(q);
 }
 

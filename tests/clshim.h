@@ -8,6 +8,8 @@
 extern const cl_event clshim_bad_event;
 /* clFlush calls made by the calling thread so far. */
 extern _Thread_local unsigned clshim_thread_flushes;
+/* clFlush calls made in the process so far. */
+extern atomic_ulong clshim_flushes;
 /* Successful clSetEventCallback calls in the process so far. */
 extern atomic_ulong clshim_callbacks_registered;
 /* Non-zero: what clGetDeviceInfo reports for CL_DEVICE_TYPE. */

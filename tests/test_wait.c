@@ -218,6 +218,23 @@ static void timeout_then_callback_fires_later(void **state) {
  * to. With CW_WAIT_NO_FLUSH flushing is the caller's job: here the thread
  * that opens the gate flushes. (Without that, the wait hangs on rusticl,
  * which submits nothing before a flush; PoCL runs unflushed work anyway.) */
+/* A gate opened once a clFlush came after `since` of them in the process
+ * (the wait's own, the only one: the gated command cannot leave
+ * CL_QUEUED before its gate opens, whatever the machine's load), or after
+ * about 2 s without one, when the flush check after the wait fails. */
+struct after_flush {
+    cl_event gate;
+    unsigned long since;
+};
+
+static void *open_after_flush(void *arg) {
+    struct after_flush *a = arg;
+    for (int i = 0; i < 20000 && atomic_load(&clshim_flushes) == a->since; ++i)
+        cw_test_sleep_us(100);
+    clSetUserEventStatus(a->gate, CL_COMPLETE);
+    return NULL;
+}
+
 static void wait_flushes_unflushed_work(void **state) {
     (void)state;
     cwh_saxpy sx;
@@ -228,16 +245,22 @@ static void wait_flushes_unflushed_work(void **state) {
             continue;
         for (int no_flush = 0; no_flush < 2; ++no_flush) {
             /* Gate the kernel so it is certainly not complete when cw_wait
-             * starts: it stays CL_QUEUED until the gate opens. */
+             * starts: it stays CL_QUEUED until the gate opens. The gate
+             * opens after cw_wait's own flush where it must flush (a
+             * timed gate could open before its first look on a loaded
+             * machine, and the command then need no flush), and 5 ms in,
+             * with a flush of its own, where it must not. */
             struct later l = {.ev = user_event(),
                               .delay_us = 5000,
                               .status = CL_COMPLETE,
                               .flush = no_flush ? host.queue : NULL};
+            struct after_flush a = {.gate = l.ev, .since = atomic_load(&clshim_flushes)};
             cl_event ev;
             assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &l.ev, &ev), CL_SUCCESS);
             ++launches;
             unsigned before = clshim_thread_flushes;
-            pthread_t t = cw_test_spawn(set_later, &l);
+            pthread_t t =
+                no_flush ? cw_test_spawn(set_later, &l) : cw_test_spawn(open_after_flush, &a);
             cw_wait_options o = {.strategy = s, .flags = f | (no_flush ? CW_WAIT_NO_FLUSH : 0)};
             assert_int_equal(cw_wait(ev, &o, NULL), CW_OK);
             /* Counted on this thread only: the gate thread's flush is not cw's. */
