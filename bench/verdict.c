@@ -28,20 +28,33 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* P(X <= k) for X ~ Binomial(n, 1/2), in log space (n may be thousands). */
-static double binom_half_cdf(int n, int k) {
-    double sum = 0, lfn = lgamma(n + 1.0);
-    for (int i = 0; i <= k; ++i)
-        sum += exp(lfn - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * M_LN2);
-    return sum;
-}
+/* Ranks worked out so far, by n (0: not yet; else the rank plus one):
+ * every round evaluates every check of its cell, each on as many pairs as
+ * rounds, so without them the ranks cost more CPU than the cell's waits. */
+#define RANK_MEMO 8192
+static int rank_memo[RANK_MEMO];
 
 int sign_test_rank(int n) {
-    /* The largest k with P(X <= k - 1) <= 2.5%: then the k-th smallest and
-     * the k-th largest of n values bound their median with at least 95%. */
+    /* The largest k with P(X <= k - 1) <= 2.5%, X ~ Binomial(n, 1/2): then
+     * the k-th smallest and the k-th largest of n values bound their median
+     * with at least 95%. The terms P(X = i) follow one another by the
+     * factor (n - i + 1) / i, summed in log space (2^-n underflows for n of
+     * a thousand and more). */
+    if (n < 0)
+        return 0;
+    if (n < RANK_MEMO && rank_memo[n])
+        return rank_memo[n] - 1;
     int k = 0;
-    while (k < n / 2 && binom_half_cdf(n, k) <= 0.025)
+    double log_term = -n * M_LN2, cdf = 0;
+    while (k < n / 2) {
+        cdf += exp(log_term); /* P(X <= k) */
+        if (cdf > 0.025)
+            break;
         ++k;
+        log_term += log((double)(n - k + 1) / k);
+    }
+    if (n < RANK_MEMO)
+        rank_memo[n] = k + 1;
     return k;
 }
 
