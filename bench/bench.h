@@ -61,7 +61,7 @@ bool strategy_fixed(int s);
 #define NLEARNED 7
 
 /* Defaults; --quick replaces the ones the user did not set. */
-#define DEF_LAUNCHES 12000u
+#define DEF_LAUNCHES 6000u
 #define DEF_BLOCK 5u
 #define DEF_WARMUP 10u
 #define DEF_MIN_TIME 0.0
@@ -70,7 +70,7 @@ bool strategy_fixed(int s);
  * commands on the real driver, whose strategies take seconds a round,
  * need tens of seconds. The run's own budget (DEF_RUN_TIME) may cut it
  * shorter. A long cell keeps its LONG_MIN_LAUNCHES whatever the budget. */
-#define DEF_MAX_TIME 90.0
+#define DEF_MAX_TIME 45.0
 /* The run's time budget (--run-time), for cells: each cell's --max-time is
  * at most an equal share of what is left of it over the cells left, so
  * that time a cell saves by deciding early goes to the cells after it,
