@@ -4,8 +4,9 @@
  * exports these symbols, so libcw's calls reach them first; they forward to
  * the real ICD loader through dlsym(RTLD_NEXT). Its purposes:
  * - count clFlush calls per thread, so a test can see that a wait flushed
- *   the queue (PoCL's CPU device runs unflushed commands anyway, so a
- *   missing flush would not show as a hang there; rusticl does not);
+ *   the queue, and clFlush and clWaitForEvents calls per process, so that
+ *   a test can open a gate once a wait has reached one of them (PoCL's CPU device runs unflushed
+ * commands anyway, so a missing flush would not show as a hang there; rusticl does not);
  * - count the callbacks registered, so a test can see how many a pattern of
  *   waits leaves in the driver (OpenCL cannot unregister one);
  * - report another device type when a test asks (clshim_device_type), so
@@ -23,6 +24,7 @@ static char sentinel;
 const cl_event clshim_bad_event = (cl_event)&sentinel;
 _Thread_local unsigned clshim_thread_flushes;
 atomic_ulong clshim_flushes;
+atomic_ulong clshim_driver_waits;
 
 static __typeof__(clFlush) *real_flush;
 static __typeof__(clGetEventInfo) *real_get_event_info;
@@ -61,6 +63,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info p, size
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list) {
+    atomic_fetch_add(&clshim_driver_waits, 1);
     for (cl_uint i = 0; list && i < n; ++i)
         if (list[i] == clshim_bad_event)
             return CL_INVALID_EVENT;

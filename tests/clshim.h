@@ -10,6 +10,8 @@ extern const cl_event clshim_bad_event;
 extern _Thread_local unsigned clshim_thread_flushes;
 /* clFlush calls made in the process so far. */
 extern atomic_ulong clshim_flushes;
+/* clWaitForEvents calls made in the process so far, counted on entry. */
+extern atomic_ulong clshim_driver_waits;
 /* Successful clSetEventCallback calls in the process so far. */
 extern atomic_ulong clshim_callbacks_registered;
 /* Non-zero: what clGetDeviceInfo reports for CL_DEVICE_TYPE. */
