@@ -28,9 +28,10 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Ranks worked out so far, by n (0: not yet; else the rank plus one):
- * every round evaluates every check of its cell, each on as many pairs as
- * rounds, so without them the ranks cost more CPU than the cell's waits. */
+/* Ranks worked out so far, by n (0: not yet; else the rank plus one; one
+ * thread evaluates a process's checks): every round evaluates every check
+ * of its cell, each on as many pairs as rounds, so without them the ranks
+ * cost more CPU than the cell's waits. */
 #define RANK_MEMO 8192
 static int rank_memo[RANK_MEMO];
 

@@ -4,9 +4,10 @@
  * exports these symbols, so libcw's calls reach them first; they forward to
  * the real ICD loader through dlsym(RTLD_NEXT). Its purposes:
  * - count clFlush calls per thread, so a test can see that a wait flushed
- *   the queue, and clFlush and clWaitForEvents calls per process, so that
- *   a test can open a gate once a wait has reached one of them (PoCL's CPU device runs unflushed
- * commands anyway, so a missing flush would not show as a hang there; rusticl does not);
+ *   the queue (PoCL's CPU device runs unflushed commands anyway, so a
+ *   missing flush would not show as a hang there; rusticl does not);
+ * - count clFlush and clWaitForEvents calls per process, so that a test
+ *   can open a gate once a wait has reached one of them;
  * - count the callbacks registered, so a test can see how many a pattern of
  *   waits leaves in the driver (OpenCL cannot unregister one);
  * - report another device type when a test asks (clshim_device_type), so
