@@ -35,6 +35,7 @@ enum class errc {
     no_memory = CW_ERR_NO_MEMORY,
     unsupported = CW_ERR_UNSUPPORTED,
     no_resources = CW_ERR_NO_RESOURCES,
+    interrupted = CW_ERR_INTERRUPTED,
 };
 
 } // namespace cw
@@ -65,6 +66,8 @@ class category_impl final : public std::error_category {
             return std::errc::not_enough_memory;
         case CW_ERR_UNSUPPORTED:
             return std::errc::operation_not_supported;
+        case CW_ERR_INTERRUPTED:
+            return std::errc::interrupted;
         default:
             return std::error_condition(code, *this);
         }
@@ -135,6 +138,9 @@ struct options {
     std::chrono::microseconds check_interval{0};
     std::chrono::microseconds spin{0};
     cw_parker *parker = nullptr;
+    // A descriptor that ends the wait with errc::interrupted once readable
+    // (CW_WAIT_INTERRUPT_FD, which cw/wait.h describes); -1: none.
+    int interrupt_fd = -1;
 
     // Set the timeout from any duration (rounded up: a wait never ends
     // before it); returns *this for chaining.
@@ -163,6 +169,10 @@ inline bool to_c(const options &o, cw_wait_options &c) noexcept {
     c.flags = o.flags;
     c.timeout_us = static_cast<int64_t>(o.timeout.count());
     c.parker = o.parker;
+    if (o.interrupt_fd >= 0) {
+        c.flags |= CW_WAIT_INTERRUPT_FD;
+        c.interrupt_fd = o.interrupt_fd;
+    }
     return to_u32(o.check_interval, c.check_interval_us) && to_u32(o.spin, c.spin_us);
 }
 

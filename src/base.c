@@ -27,6 +27,8 @@ const char *cw_strerror(int error) {
         return "not supported by this strategy";
     case CW_ERR_NO_RESOURCES:
         return "out of system resources (file descriptors, kernel limits)";
+    case CW_ERR_INTERRUPTED:
+        return "interrupted (the wait's interrupt descriptor became readable)";
     }
     return "unknown error";
 }

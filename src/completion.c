@@ -110,10 +110,10 @@ static int wait_spin(cw__completion *c, cw_parker *parker, uint64_t deadline_ns)
     int rc = CW_OK;
     lock_spin(c);
     while (!atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
-        if (cw__cond_wait(&c->u.spin.cond, &c->u.spin.lock, parker, deadline_ns) ==
-                CW_ERR_TIMEOUT &&
-            !atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
-            rc = CW_ERR_TIMEOUT;
+        /* CW_ERR_TIMEOUT, or CW_ERR_INTERRUPTED from the interrupt parker. */
+        int w = cw__cond_wait(&c->u.spin.cond, &c->u.spin.lock, parker, deadline_ns);
+        if (w != CW_OK && !atomic_load_explicit(&c->signalled, memory_order_relaxed)) {
+            rc = w;
             break;
         }
     }

@@ -55,7 +55,8 @@ bool cw__completion_signal_token(uintptr_t token, int32_t status);
 
 /*
  * Wait until signalled or the deadline passes, parking on `parker`. Returns 0
- * when signalled, CW_ERR_TIMEOUT otherwise (the completion stays armed).
+ * when signalled, CW_ERR_TIMEOUT otherwise, or CW_ERR_INTERRUPTED where an
+ * interrupt parker's descriptor ended the park (the completion stays armed).
  */
 int cw__completion_wait(cw__completion *c, cw_parker *parker, uint64_t deadline_ns);
 

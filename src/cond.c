@@ -44,11 +44,13 @@ int cw__cond_wait(cw__cond *cond, cw__spinlock *lock, cw_parker *parker, uint64_
         unlink_waiter(cond, &self);
         return rc;
     }
-    if (rc == CW_ERR_TIMEOUT) {
+    if (rc != CW_OK) {
         /* A notifier dequeued us and its unpark is on the way (it unparks
          * after releasing the lock). Take that token before returning so it
          * cannot land in a parker that was reused or freed. The notification
-         * wins over the timeout: reporting a timeout here would lose it. */
+         * wins over the timeout (or the interrupt, whose parker returns at
+         * once while its descriptor stays readable, until the token lands):
+         * reporting either here would lose it. */
         cw__spinlock_unlock(lock);
         while (cw_park(parker, CW_DEADLINE_NONE) != CW_OK)
             ;

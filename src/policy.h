@@ -62,7 +62,8 @@ enum {
 /* What auto knows when a wait begins. */
 typedef struct cw__facts {
     bool driver_wait_allowed; /* no timeout, no CW_WAIT_NO_FLUSH, no caller's parker */
-    bool callers_parker;      /* the caller gave a parker: only parking ways serve it */
+    bool callers_parker;      /* a parker of the caller's, or an interrupt descriptor:
+                               * only parking ways serve it */
     bool latency;             /* CW_WAIT_LATENCY */
     uint64_t spin_cap_ns;     /* the longest expected wait worth a spin */
     uint64_t expected_ns;     /* how long the queue's waits take; 0: unknown */

@@ -6,6 +6,9 @@
 
 #include <string.h>
 
+_Static_assert(CW__INTERRUPT_LOOK_NS == CW_INTERRUPT_LOOK_US * 1000ull,
+               "the interrupt parker looks as often as cw/wait.h says");
+
 /* The strategy CW_STRATEGY_DEFAULT stands for in this release. */
 #define DEFAULT_IS CW_STRATEGY_AUTO
 
@@ -57,6 +60,12 @@ static int validate(const cw_wait_options *o) {
     for (unsigned i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; ++i)
         if (o->reserved[i] != 0)
             return CW_ERR_INVALID_ARGUMENT;
+    if (o->flags & CW_WAIT_INTERRUPT_FD ? o->interrupt_fd < 0 : o->interrupt_fd != 0)
+        return CW_ERR_INVALID_ARGUMENT;
+    /* A caller's parker sleeps as the caller made it: cw cannot make it
+     * look at a descriptor. */
+    if ((o->flags & (CW_WAIT_INTERRUPT_FD | CW_WAIT_POLL)) == CW_WAIT_INTERRUPT_FD && o->parker)
+        return CW_ERR_UNSUPPORTED;
     return CW_OK;
 }
 
@@ -105,11 +114,13 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
     p->queue_key = 0;
     p->expected_ns = 0;
     p->driver = NULL;
-    p->parker = o->parker;
-    if (!p->parker) {
-        cw_futex_parker_init(&p->futex);
-        p->parker = &p->futex.parker;
+    if (o->flags & CW_WAIT_INTERRUPT_FD && !(o->flags & CW_WAIT_POLL)) {
+        cw__interrupt_parker_init(&p->own, o->interrupt_fd);
+    } else {
+        cw_futex_parker_init(&p->own.futex);
+        p->own.fd = -1;
     }
+    p->parker = o->parker ? o->parker : &p->own.futex.parker;
     return CW_OK;
 }
 

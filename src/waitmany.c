@@ -116,6 +116,7 @@ static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl
 
     uint64_t start = cw_now_ns();
     uint64_t check = cw_deadline_after_ns(cw__plan_first_check_ns(&p->checks, expected, fire));
+    bool interrupted = false;
     for (;;) {
         /* A token means "something changed", and several unparks fold into
          * one token: look at every completion, not just one. */
@@ -164,12 +165,15 @@ static int wait_many(const cl_event *events, size_t n, cw__plan *p, bool all, cl
             cw__plan_checks_grow(&p->checks, now - start);
             check = cw_deadline_after_ns(p->checks.interval_ns);
         }
-        if (now >= p->deadline_ns) {
-            rc = CW_ERR_TIMEOUT;
+        if (now >= p->deadline_ns || interrupted) {
+            rc = interrupted ? CW_ERR_INTERRUPTED : CW_ERR_TIMEOUT;
             goto out;
         }
         cw__stat_add(CW__STAT_PARKS, 1);
-        cw_park(p->parker, check < p->deadline_ns ? check : p->deadline_ns);
+        /* Interrupted: the signals that came are taken at the top, then the
+         * wait ends as at its deadline. */
+        interrupted = cw_park(p->parker, check < p->deadline_ns ? check : p->deadline_ns) ==
+                      CW_ERR_INTERRUPTED;
     }
 out:
     for (size_t i = 0; i < n; ++i)
@@ -234,7 +238,7 @@ int cw_wait_any(const cl_event *events, size_t n, const cw_wait_options *options
         *index = which;
     if (status && which < n)
         *status = st[which]; /* finished, or the error reading it */
-    else if (status && rc == CW_ERR_TIMEOUT)
+    else if (status && (rc == CW_ERR_TIMEOUT || rc == CW_ERR_INTERRUPTED))
         *status = st[0]; /* every entry was read before anything slept */
     free(st);
     return rc;

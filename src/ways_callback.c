@@ -152,9 +152,12 @@ int cw__way_park(cl_event event, const cw__plan *p, const cw__choice *ch, cw__re
                 }
             }
         }
+        bool interrupted = false;
         if (!signalled && now >= spin_end && now < until) {
             cw__stat_add(CW__STAT_PARKS, 1);
-            signalled = cw__completion_wait(c, p->parker, until) == CW_OK;
+            int parked = cw__completion_wait(c, p->parker, until);
+            signalled = parked == CW_OK;
+            interrupted = parked == CW_ERR_INTERRUPTED;
         }
         if (!signalled)
             signalled = cw__completion_is_signalled(c);
@@ -168,7 +171,9 @@ int cw__way_park(cl_event event, const cw__plan *p, const cw__choice *ch, cw__re
             if (rc != CW_OK || *cl_status <= CL_COMPLETE)
                 break;
             running = now;
-        } else if (now >= check || now >= deadline || now >= peek_at) {
+        } else if (now >= check || now >= deadline || now >= peek_at || interrupted) {
+            /* An interrupt reads the status as a timeout does: a command
+             * that finished meanwhile is reported as such. */
             rc = cw__status_read(event, cl_status);
             if (now >= check)
                 cw__stat_add(CW__STAT_CHECKS, 1);
@@ -176,6 +181,10 @@ int cw__way_park(cl_event event, const cw__plan *p, const cw__choice *ch, cw__re
             if (rc != CW_OK || *cl_status <= CL_COMPLETE) {
                 if (rc == CW_OK && *cl_status == CL_COMPLETE && !cw__completion_is_signalled(c))
                     return seen_first(c, now, running, r);
+                break;
+            }
+            if (interrupted) {
+                rc = CW_ERR_INTERRUPTED;
                 break;
             }
             running = now;
@@ -237,7 +246,7 @@ int cw__way_poll_steps(cl_event event, const cw__plan *p, const cw__choice *ch, 
     cw__poll_steps s = cw__late_steps(p, ch, true);
     cw__slack slack = cw__slack_lower();
     uint64_t polls = 0, sleeps = 0, last_running = 0;
-    bool first = false;
+    bool first = false, interrupted = false;
     for (;;) {
         if (cw__completion_is_signalled(c)) {
             cw__stat_woken(cw__completion_landed_ns(c), cw_now_ns());
@@ -267,8 +276,8 @@ int cw__way_poll_steps(cl_event event, const cw__plan *p, const cw__choice *ch, 
         }
         uint64_t now = cw_now_ns();
         last_running = now;
-        if (now >= deadline) {
-            rc = CW_ERR_TIMEOUT;
+        if (now >= deadline || interrupted) {
+            rc = interrupted ? CW_ERR_INTERRUPTED : CW_ERR_TIMEOUT;
             break;
         }
         uint64_t d = cw__poll_steps_next(&s, now, deadline);
@@ -277,7 +286,10 @@ int cw__way_poll_steps(cl_event event, const cw__plan *p, const cw__choice *ch, 
         } else {
             ++sleeps;
             cw__stat_add(CW__STAT_PARKS, 1);
-            cw__completion_wait(c, p->parker, now + d);
+            /* Interrupted: the status is read once more, at the top. */
+            if (cw__completion_wait(c, p->parker, now + d) == CW_ERR_INTERRUPTED &&
+                !cw__completion_is_signalled(c))
+                interrupted = true;
         }
     }
     cw__slack_restore(&slack);

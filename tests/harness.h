@@ -20,6 +20,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -92,6 +93,20 @@ static inline uint64_t cw_test_thread_cpu_ns(void) {
 
 static inline void cw_test_on_signal(int sig) {
     (void)sig;
+}
+
+/* A byte written to `fd` after `delay_us`, on a thread of its own (an
+ * interrupt descriptor's pipe, written as a signal handler elsewhere would). */
+struct cw_test_writer {
+    int fd;
+    unsigned delay_us;
+};
+
+static inline void *cw_test_write_run(void *arg) {
+    struct cw_test_writer *w = arg;
+    cw_test_sleep_us(w->delay_us);
+    assert_int_equal(write(w->fd, "x", 1), 1);
+    return NULL;
 }
 
 /* A signal storm: a thread sends SIGUSR1 to the thread that started it every

@@ -47,7 +47,8 @@ static void plan_resolves_defaults(void **state) {
     assert_int_equal(p.checks.first_ns, (uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u);
     assert_int_equal(p.spin_ns, 0); /* auto: decided after the first look */
     assert_int_equal(p.spin_cap_ns, (uint64_t)CW_AUTO_SPIN_US_CAP * 1000u);
-    assert_ptr_equal(p.parker, &p.futex.parker);
+    assert_ptr_equal(p.parker, &p.own.futex.parker);
+    assert_true(cw__plan_own_parker(&p));
     assert_false(p.bare_block);
 
     cw_wait_options o = {.strategy = CW_STRATEGY_SPIN_PARK, .check_interval_us = 1000};
@@ -81,6 +82,31 @@ static void plan_rejects_bad_options(void **state) {
     assert_int_equal(cw__plan_make(&r, &p), CW_ERR_INVALID_ARGUMENT);
     cw_wait_options s = {.spin_us = CW_SPIN_US_MAX + 1u};
     assert_int_equal(cw__plan_make(&s, &p), CW_ERR_INVALID_ARGUMENT);
+}
+
+/* The interrupt descriptor: only with its flag, 0 or more; the plan's own
+ * parker then looks at it, so the ways that do not park are off for auto;
+ * a parker of the caller's cannot look at it (unless the wait only looks). */
+static void plan_takes_the_interrupt_descriptor(void **state) {
+    (void)state;
+    cw__plan p;
+    cw_wait_options o = {.flags = CW_WAIT_INTERRUPT_FD, .interrupt_fd = 0};
+    assert_int_equal(cw__plan_make(&o, &p), CW_OK);
+    assert_int_equal(p.own.fd, 0);
+    assert_ptr_equal(p.parker, &p.own.futex.parker);
+    assert_false(cw__plan_own_parker(&p));
+    o.interrupt_fd = -1;
+    assert_int_equal(cw__plan_make(&o, &p), CW_ERR_INVALID_ARGUMENT);
+    cw_wait_options unflagged = {.interrupt_fd = 3};
+    assert_int_equal(cw__plan_make(&unflagged, &p), CW_ERR_INVALID_ARGUMENT);
+    cw_futex_parker mine;
+    cw_futex_parker_init(&mine);
+    cw_wait_options theirs = {
+        .flags = CW_WAIT_INTERRUPT_FD, .interrupt_fd = 3, .parker = &mine.parker};
+    assert_int_equal(cw__plan_make(&theirs, &p), CW_ERR_UNSUPPORTED);
+    theirs.flags |= CW_WAIT_POLL;
+    assert_int_equal(cw__plan_make(&theirs, &p), CW_OK);
+    assert_int_equal(p.own.fd, -1);
 }
 
 /*
@@ -246,6 +272,7 @@ static const struct CMUnitTest strategy_tests[] = {
     cmocka_unit_test(check_schedule_doubles_to_cap),
     cmocka_unit_test(plan_resolves_defaults),
     cmocka_unit_test(plan_rejects_bad_options),
+    cmocka_unit_test(plan_takes_the_interrupt_descriptor),
     cmocka_unit_test(hybrid_sleeps_reach_the_expected_end_in_few_steps),
     cmocka_unit_test(delays_past_the_end_keep_the_shortest),
 };

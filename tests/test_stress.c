@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -216,21 +217,43 @@ static void foreign_signals_one_cpu(void **state) {
  * that another thread completes at a random moment, so the driver's callback
  * often runs after the waiter gave up and its slot went to the next wait.
  * One wait in four instead has no timeout and a callback of its own
- * (CW_WAIT_OWN_CALLBACK): its callback races the wait's own status reads. */
+ * (CW_WAIT_OWN_CALLBACK): its callback races the wait's own status reads.
+ * Three in sixteen have no timeout but an interrupt descriptor
+ * (CW_WAIT_INTERRUPT_FD), which the completer writes, then signals the
+ * waiter (as a runtime's signal handler writes its descriptor), just before
+ * or just after it completes the event: the interrupt races the callback's
+ * wake-up (an interrupted wait whose notification is on its way takes it
+ * first). */
 struct completer {
     struct queue q;
+    int interrupt_fd; /* the pipe's write end; an event pushed with bit 0 set writes it */
+    pthread_t waiter;
 };
+
+static void interrupt(const struct completer *c) {
+    assert_int_equal(write(c->interrupt_fd, "x", 1), 1);
+    assert_int_equal(pthread_kill(c->waiter, SIGUSR1), 0);
+}
 
 static void *complete_events(void *arg) {
     struct completer *c = arg;
     uintptr_t e;
     uint32_t rnd = 12345;
     while (queue_pop(&c->q, &e)) {
+        bool interrupt_it = e & 1u, first = next_random(&rnd) & 1u;
+        cl_event ev = (cl_event)(e & ~(uintptr_t)1);
         /* 0 to ~50 µs: the same range as the waiter's timeouts. */
         for (uint32_t i = 0, n = next_random(&rnd) % 2000; i < n; ++i)
             cw__relax();
-        clSetUserEventStatus((cl_event)e, CL_COMPLETE);
-        clReleaseEvent((cl_event)e);
+        if (interrupt_it && first) {
+            interrupt(c);
+            for (uint32_t i = 0, n = next_random(&rnd) % 2000; i < n; ++i)
+                cw__relax();
+        }
+        clSetUserEventStatus(ev, CL_COMPLETE);
+        if (interrupt_it && !first)
+            interrupt(c);
+        clReleaseEvent(ev);
     }
     return NULL;
 }
@@ -239,28 +262,52 @@ static void opencl_timeouts_race_callbacks(void **state) {
     (void)state;
     unsigned long n = completions_per_config() / 50;
     struct completer c = {0};
+    int fds[2];
+    assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+    c.interrupt_fd = fds[1];
+    c.waiter = pthread_self();
+    /* No SA_RESTART: the waiter's futex wait returns EINTR. */
+    struct sigaction sa = {.sa_handler = cw_test_on_signal}, old_sa;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, &old_sa), 0);
     pthread_mutex_init(&c.q.m, NULL);
     pthread_cond_init(&c.q.not_empty, NULL);
     pthread_t t = cw_test_spawn(complete_events, &c);
-    unsigned long timeouts = 0, errors = 0, own = 0;
+    unsigned long timeouts = 0, errors = 0, own = 0, interrupted = 0;
     uint32_t rnd = 777;
     for (unsigned long i = 0; i < n; ++i) {
         cl_int err;
         cl_event ev = clCreateUserEvent(host.context, &err);
         assert_int_equal(err, CL_SUCCESS);
         clRetainEvent(ev); /* the completer's reference */
-        queue_push(&c.q, (uintptr_t)ev);
         cw_strategy s = (next_random(&rnd) & 1) ? CW_STRATEGY_COOPERATIVE : CW_STRATEGY_PTHREAD;
         cw_wait_options o = {.strategy = s, .timeout_us = 1 + next_random(&rnd) % 50};
-        if (next_random(&rnd) % 4 == 0) {
+        uint32_t kind = next_random(&rnd) % 16;
+        if (kind < 4) {
             o.timeout_us = 0;
             o.flags = CW_WAIT_OWN_CALLBACK;
             ++own;
-        }
-        int rc = cw_wait(ev, &o, NULL);
-        if (rc == CW_ERR_TIMEOUT) {
-            ++timeouts;
+        } else if (kind < 7) {
+            o.strategy = CW_STRATEGY_COOPERATIVE;
             o.timeout_us = 0;
+            o.flags = CW_WAIT_INTERRUPT_FD;
+            o.interrupt_fd = fds[0];
+        }
+        queue_push(&c.q, (uintptr_t)ev | (o.flags & CW_WAIT_INTERRUPT_FD ? 1u : 0u));
+        int rc = cw_wait(ev, &o, NULL);
+        if (o.flags & CW_WAIT_INTERRUPT_FD) {
+            /* The byte comes before or after the completion: wait for it,
+             * so that it cannot interrupt the next such wait. */
+            char b;
+            while (read(fds[0], &b, 1) != 1)
+                sched_yield();
+        }
+        if (rc == CW_ERR_TIMEOUT || rc == CW_ERR_INTERRUPTED) {
+            timeouts += rc == CW_ERR_TIMEOUT;
+            interrupted += rc == CW_ERR_INTERRUPTED;
+            o.timeout_us = 0;
+            o.flags = 0;
+            o.interrupt_fd = 0;
             rc = cw_wait(ev, &o, NULL); /* the abandoned wait left nothing behind */
         }
         errors += rc != CW_OK;
@@ -272,11 +319,15 @@ static void opencl_timeouts_race_callbacks(void **state) {
     pthread_mutex_unlock(&c.q.m);
     cw_test_join(t);
     print_message("%lu user events, %lu waits timed out and were abandoned, %lu waited with a "
-                  "callback of their own\n",
-                  n, timeouts, own);
+                  "callback of their own, %lu were interrupted\n",
+                  n, timeouts, own, interrupted);
+    close(fds[0]);
+    close(fds[1]);
+    assert_int_equal(sigaction(SIGUSR1, &old_sa, NULL), 0);
     assert_int_equal(errors, 0);
     assert_true(timeouts > 0); /* the race was exercised */
     assert_true(own > 0);
+    assert_true(interrupted > 0);
     assert_int_equal(wait_completions(), 0);
 }
 

@@ -429,6 +429,48 @@ static void wait_parks_on_callers_parker(void **state) {
     clReleaseEvent(l.ev);
 }
 
+/* CW_WAIT_INTERRUPT_FD: the strategies that park on cw's parker end with
+ * CW_ERR_INTERRUPTED once the descriptor is readable (written by another
+ * thread while the wait is parked), with the status read; the wait counts
+ * once and is no timeout, and the event can be waited on again. The other
+ * strategies refuse the flag before they wait (and count nothing). */
+static void interrupt_descriptor_ends_a_wait(void **state) {
+    (void)state;
+    FOR_EACH_STRATEGY(s) {
+        bool parks = s != CW_STRATEGY_BLOCKING && s != CW_STRATEGY_PTHREAD &&
+                     s != CW_STRATEGY_POLL && s != CW_STRATEGY_BACKOFF_POLL;
+        int fds[2];
+        assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+        cl_event ev = user_event();
+        cw_wait_options o = {.strategy = s, .flags = CW_WAIT_INTERRUPT_FD, .interrupt_fd = fds[0]};
+        cw_stats s0, s1;
+        assert_int_equal(cw_stats_get(&s0), CW_OK);
+        cl_int st = 0;
+        if (!parks) {
+            assert_int_equal(cw_wait(ev, &o, &st), CW_ERR_UNSUPPORTED);
+            assert_int_equal(cw_stats_get(&s1), CW_OK);
+            assert_int_equal(s1.waits, s0.waits);
+        } else {
+            struct cw_test_writer w = {fds[1], 20000};
+            pthread_t t = cw_test_spawn(cw_test_write_run, &w);
+            assert_int_equal(cw_wait(ev, &o, &st), CW_ERR_INTERRUPTED);
+            assert_int_equal(st, CL_SUBMITTED);
+            assert_int_equal(cw_stats_get(&s1), CW_OK);
+            assert_int_equal(s1.waits - s0.waits, 1);
+            assert_int_equal(s1.timeouts, s0.timeouts);
+            cw_test_join(t);
+            /* Still readable: a wait that finds the command done does not park. */
+            assert_int_equal(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+            assert_int_equal(cw_wait(ev, &o, &st), CW_OK);
+            assert_int_equal(st, CL_COMPLETE);
+        }
+        assert_int_equal(wait_completions(), 0);
+        clReleaseEvent(ev);
+        close(fds[0]);
+        close(fds[1]);
+    }
+}
+
 struct many {
     cl_event ev;
     cw_strategy strategy;
@@ -1522,6 +1564,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(late_waits_read_no_load),
     cmocka_unit_test(seen_first_measures_late_callbacks_on_any_device),
     cmocka_unit_test(wait_parks_on_callers_parker),
+    cmocka_unit_test(interrupt_descriptor_ends_a_wait),
     cmocka_unit_test(many_waiters_on_one_event),
 };
 

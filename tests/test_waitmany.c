@@ -2,6 +2,7 @@
 /* Layer 6, beside cw_wait: cw_wait_all and cw_wait_any on PoCL. */
 #include "harness.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 
 #include "clfixture.h"
@@ -373,6 +374,47 @@ static void waits_on_commands_expected_long_make_no_check(void **state) {
     cwh_saxpy_free(&sx);
 }
 
+/* CW_WAIT_INTERRUPT_FD: both calls end with CW_ERR_INTERRUPTED once the
+ * descriptor is readable, the outputs as on a timeout, and the events can
+ * be waited on again; with a parker of the caller's they refuse it. */
+static void interrupt_descriptor_ends_both_calls(void **state) {
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+    cl_event ev[2] = {user_event(), user_event()};
+    cw_wait_options o = {.strategy = CW_STRATEGY_PTHREAD, /* unused by these calls */
+                         .flags = CW_WAIT_INTERRUPT_FD,
+                         .interrupt_fd = fds[0]};
+    struct cw_test_writer w = {fds[1], 20000};
+    pthread_t t = cw_test_spawn(cw_test_write_run, &w);
+    cl_int st[2] = {0, 0};
+    assert_int_equal(cw_wait_all(ev, 2, &o, st), CW_ERR_INTERRUPTED);
+    assert_int_equal(st[0], CL_SUBMITTED);
+    assert_int_equal(st[1], CL_SUBMITTED);
+    cw_test_join(t);
+    size_t index = 99;
+    cl_int one = 0;
+    assert_int_equal(cw_wait_any(ev, 2, &o, &index, &one), CW_ERR_INTERRUPTED);
+    assert_int_equal(index, 2);
+    assert_int_equal(one, CL_SUBMITTED);
+
+    cw_futex_parker mine;
+    cw_futex_parker_init(&mine);
+    o.parker = &mine.parker;
+    assert_int_equal(cw_wait_all(ev, 2, &o, st), CW_ERR_UNSUPPORTED);
+    o.parker = NULL;
+
+    assert_int_equal(clSetUserEventStatus(ev[1], CL_COMPLETE), CL_SUCCESS);
+    assert_int_equal(cw_wait_any(ev, 2, &o, &index, &one), CW_OK);
+    assert_int_equal(index, 1);
+    assert_int_equal(clSetUserEventStatus(ev[0], CL_COMPLETE), CL_SUCCESS);
+    assert_int_equal(cw_wait_all(ev, 2, &o, st), CW_OK);
+    clReleaseEvent(ev[0]);
+    clReleaseEvent(ev[1]);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 static const struct CMUnitTest waitmany_tests[] = {
     cmocka_unit_test(waits_on_commands_expected_long_make_no_check),
     cmocka_unit_test(wait_all_completes_mixed_events),
@@ -384,6 +426,7 @@ static const struct CMUnitTest waitmany_tests[] = {
     cmocka_unit_test(poll_flag_looks_once),
     cmocka_unit_test(wait_any_drains_many_events),
     cmocka_unit_test(bad_input_is_rejected),
+    cmocka_unit_test(interrupt_descriptor_ends_both_calls),
 };
 
 CW_TEST_MAIN(waitmany_tests, open_host, close_host)

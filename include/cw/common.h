@@ -33,6 +33,7 @@ typedef enum cw_error {
     CW_ERR_NO_MEMORY = -6,        /* allocation failed or the completion pool is full */
     CW_ERR_UNSUPPORTED = -7,      /* valid request this strategy cannot honour */
     CW_ERR_NO_RESOURCES = -8, /* out of file descriptors, epoll watches or another system limit */
+    CW_ERR_INTERRUPTED = -9,  /* the wait's interrupt descriptor became readable first */
 } cw_error;
 
 /* A short, static, English description of a cw_error value ("unknown error"

@@ -109,7 +109,24 @@ enum {
      * by the other strategies, by cw_wait_all and cw_wait_any.
      */
     CW_WAIT_LATENCY = 1u << 3,
-    CW_WAIT_FLAGS_ALL_ = CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL | CW_WAIT_LATENCY
+    /*
+     * End the wait with CW_ERR_INTERRUPTED once cw_wait_options.interrupt_fd
+     * is readable (poll(2) reports it ready; cw never reads from it): how a
+     * program whose signal handlers only write to a descriptor (a language
+     * runtime's, an event loop's) gets a blocked wait back. The wait looks at
+     * the descriptor before it parks, when a signal handler interrupts its
+     * park, and at least every CW_INTERRUPT_LOOK_US while parked; a spin
+     * (spin-park's, auto's) does not look. Honoured by the strategies that
+     * park on cw's own parker: cooperative and its two variants, spin-park
+     * and auto (which then waits only in the ways that park, as with a
+     * parker of the caller's: never in the driver's wait), and by
+     * cw_wait_all and cw_wait_any; the other strategies and a parker of the
+     * caller's give CW_ERR_UNSUPPORTED. Ignored with CW_WAIT_POLL. After
+     * CW_ERR_INTERRUPTED the event can be waited on again.
+     */
+    CW_WAIT_INTERRUPT_FD = 1u << 4,
+    CW_WAIT_FLAGS_ALL_ = CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL | CW_WAIT_LATENCY |
+                         CW_WAIT_INTERRUPT_FD
 };
 
 /*
@@ -124,6 +141,11 @@ enum {
 #define CW_SPIN_PARK_YIELDS 4u
 /* The longest expected wait CW_STRATEGY_AUTO spins for when spin_us is 0. */
 #define CW_AUTO_SPIN_US_CAP 200u
+
+/* How often a parked wait with CW_WAIT_INTERRUPT_FD looks at its descriptor
+ * when no signal handler interrupts it (a write from another thread, or a
+ * signal handled just before the park began). */
+#define CW_INTERRUPT_LOOK_US 100000u
 
 /* Default and bound of cw_wait_options.check_interval_us, and how many times
  * the first interval the later ones are (the schedule is described there). */
@@ -179,9 +201,12 @@ typedef struct cw_wait_options {
      * valid.
      */
     uint32_t spin_us;
+    /* With CW_WAIT_INTERRUPT_FD: the descriptor that ends the wait once
+     * readable (0 or more). Without the flag it must be 0. */
+    int32_t interrupt_fd;
     /* Must be zero (CW_ERR_INVALID_ARGUMENT otherwise): room for options of
      * later 1.x releases, whose zero value will keep today's behaviour. */
-    uint32_t reserved[8];
+    uint32_t reserved[7];
 } cw_wait_options;
 
 /*
@@ -189,6 +214,10 @@ typedef struct cw_wait_options {
  *   0                        the command completed (status CL_COMPLETE),
  *   CW_ERR_COMMAND_FAILED    its execution status is negative,
  *   CW_ERR_TIMEOUT           options->timeout_us passed first,
+ *   CW_ERR_INTERRUPTED       options->interrupt_fd became readable first
+ *                            (CW_WAIT_INTERRUPT_FD),
+ *   CW_ERR_UNSUPPORTED       CW_WAIT_INTERRUPT_FD with a strategy or parker
+ *                            that cannot honour it,
  *   CW_ERR_INVALID_EVENT     the implementation rejected `event`,
  *   CW_ERR_INVALID_ARGUMENT  NULL event or an option out of range,
  *   CW_ERR_OPENCL            another OpenCL call failed,
@@ -198,7 +227,7 @@ typedef struct cw_wait_options {
  * When `cl_status` is not NULL it receives the execution status
  * (CL_COMPLETE, or the command's negative status), or the OpenCL error code
  * with CW_ERR_INVALID_EVENT and CW_ERR_OPENCL, or the last status read with
- * CW_ERR_TIMEOUT, or CL_SUCCESS with CW_ERR_INVALID_ARGUMENT; with
+ * CW_ERR_TIMEOUT and CW_ERR_INTERRUPTED, or CL_SUCCESS with CW_ERR_INVALID_ARGUMENT; with
  * CW_ERR_NO_MEMORY and CW_ERR_NO_RESOURCES its value is unspecified.
  *
  * Threads: any thread may call it, for any event, concurrently with other

@@ -34,7 +34,10 @@ extern "C" {
  * NULL entry, or an option out of range (as cw_wait) -> CW_ERR_INVALID_ARGUMENT,
  * with no event touched and no status written. Allocation failure or an
  * exhausted completion pool -> CW_ERR_NO_MEMORY, with the outputs
- * unspecified.
+ * unspecified. With CW_WAIT_INTERRUPT_FD (any strategy: these calls park
+ * on cw's parker whatever it names) both return CW_ERR_INTERRUPTED once the
+ * descriptor is readable, with the outputs as on a timeout; with a parker
+ * of the caller's they return CW_ERR_UNSUPPORTED.
  */
 
 /*

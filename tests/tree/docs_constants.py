@@ -69,7 +69,7 @@ MAN = [
      " ({n}) times that ({n} by default)",
      "check_first_ns CW_CHECK_INTERVAL_GROWTH check_then_ns"),
     ("docs/man/cw_wait.3", "a failure is reported within {n} the interval", "check_bound_factor"),
-    ("docs/man/cw_wait.3", ".I spin_us above {n}, a non\\-zero",
+    ("docs/man/cw_wait.3", ".I spin_us above {n}, a negative",
      "CW_CHECK_INTERVAL_US_MAX=CW_SPIN_US_MAX"),
     ("docs/man/cw_wait.3", "cw's completion pool is full ({n}, that is {n}, completions",
      "pool_completions pool_completions"),

@@ -18,7 +18,7 @@ LAYERS = {
     "base": 0, "cw/common": 0, "cw/version": 0,
     "relax": 1,
     "spinlock": 2,
-    "parker": 3, "cw/parker": 3,
+    "parker": 3, "cw/parker": 3, "parker_internal": 3,
     "cond": 4,
     "baseline": 4.5,
     "completion": 5,

@@ -269,8 +269,8 @@ static const char *ended(const rec *r) {
     return "error";
 }
 
-_Static_assert(CW_WAIT_FLAGS_ALL_ ==
-                   (CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL | CW_WAIT_LATENCY),
+_Static_assert(CW_WAIT_FLAGS_ALL_ == (CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL |
+                                      CW_WAIT_LATENCY | CW_WAIT_INTERRUPT_FD),
                "flag_names names every flag");
 
 /* `, "cw_wait_flags": [...]` for a call that waited with cw: the names of
@@ -283,7 +283,8 @@ static void flag_names(const rec *r, char *out, size_t len) {
     } names[] = {{CW_WAIT_NO_FLUSH, "no_flush"},
                  {CW_WAIT_OWN_CALLBACK, "own_callback"},
                  {CW_WAIT_POLL, "poll"},
-                 {CW_WAIT_LATENCY, "latency"}};
+                 {CW_WAIT_LATENCY, "latency"},
+                 {CW_WAIT_INTERRUPT_FD, "interrupt_fd"}};
     out[0] = '\0';
     if (!r->cw_waited)
         return;

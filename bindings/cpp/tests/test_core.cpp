@@ -11,6 +11,8 @@
 #include <cstring>
 #include <list>
 
+#include <unistd.h>
+
 using namespace std::chrono_literals;
 using cwtest::host;
 using cwtest::set_later;
@@ -132,6 +134,26 @@ TEST_CASE(timeouts_from_chrono_durations) {
     CHECK(cw::wait_for(ev, 0s));
 }
 
+// An interrupt descriptor in the options: readable, it ends the wait with
+// errc::interrupted (std::errc::interrupted too); the event waits again.
+TEST_CASE(interrupt_descriptor_ends_a_wait) {
+    cl::UserEvent ev = user_event();
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    CHECK(write(fds[1], "x", 1) == 1);
+    cw::options o;
+    o.interrupt_fd = fds[0];
+    std::error_code ec;
+    cl_int status = cw::wait(ev, o, ec);
+    CHECK(ec == cw::errc::interrupted);
+    CHECK(ec == std::errc::interrupted);
+    CHECK(status == CL_SUBMITTED || status == CL_QUEUED || status == CL_RUNNING);
+    ev.setStatus(CL_COMPLETE);
+    CHECK(cw::wait(ev, o) == CL_COMPLETE);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 TEST_CASE(error_category_names_cw_codes) {
     std::error_code ec = cw::errc::invalid_event;
     CHECK(std::strcmp(ec.category().name(), "cw") == 0);
@@ -167,7 +189,7 @@ TEST_CASE(bad_input_is_an_error_not_a_crash) {
     o.flags = 1u << 20;
     cw::wait(ev, o, ec);
     CHECK(ec == cw::errc::invalid_argument);
-    o.flags = cw::latency | (CW_WAIT_LATENCY << 1); // the bit after the last one cw knows
+    o.flags = cw::latency | (CW_WAIT_FLAGS_ALL_ + 1u); // the lowest bit above the ones cw knows
     bool thrown = false;
     try {
         cw::wait(ev, o);

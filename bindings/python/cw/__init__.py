@@ -13,8 +13,9 @@ Any other object, plain ints included, raises TypeError::
     status = await cw.wait_async(event)          # asyncio, no thread per wait
 
 The synchronous waits release the GIL and sleep in libcw. In the main
-thread they call libcw in slices of at most 50 ms, so that Ctrl-C and other
-signal handlers run promptly (cw's waits may be abandoned at any time). The
+thread a signal (Ctrl-C) ends libcw's wait through Python's wakeup
+descriptor, so that its handler runs at once; with the strategies that
+cannot be interrupted so, they call libcw in slices of at most 50 ms. The
 asynchronous waits register events with a ``cw_notifier`` whose descriptor
 the running loop watches: any number of awaits share one descriptor and no
 thread. Failures raise ``CwError`` subclasses that carry the OpenCL status
@@ -36,6 +37,7 @@ import math
 import numbers
 import os
 import reprlib
+import signal
 import sys
 import threading
 import time
@@ -52,7 +54,7 @@ __all__ = [
     "__version__", "CL_COMPLETE", "CL_RUNNING", "CL_SUBMITTED", "CL_QUEUED",
     "CHECK_INTERVAL_MAX", "SPIN_US_MAX", "WAIT_MANY_MAX", "TIMEOUT_MAX", "HOLD_DEFAULT",
     "CwError", "InvalidArgument", "InvalidEvent", "Timeout", "CommandFailed", "OpenCLError",
-    "NoMemory", "Unsupported", "NoResources", "LibraryNotFound", "RawEvent",
+    "NoMemory", "Unsupported", "NoResources", "Interrupted", "LibraryNotFound", "RawEvent",
     "wait", "wait_all", "wait_any", "wait_async", "wait_all_async", "wait_any_async",
     "Notifier", "Stats", "stats", "execution_status_name", "reset_stats", "AutoStats", "auto_stats", "strategies", "strerror", "status_name",
     "library_path", "library_found_by", "library_version", "library_version_string",
@@ -80,9 +82,13 @@ _INVALID_ARGUMENT = _C["CW_ERR_INVALID_ARGUMENT"]
 _COMMAND_FAILED = _C["CW_ERR_COMMAND_FAILED"]
 _POLL = _C["CW_WAIT_POLL"]
 _LATENCY = _C["CW_WAIT_LATENCY"]
+_INTERRUPT_FD = _C["CW_WAIT_INTERRUPT_FD"]
+_INTERRUPTED = _C["CW_ERR_INTERRUPTED"]
+_UNSUPPORTED = _C["CW_ERR_UNSUPPORTED"]
 
-# The longest single call into libcw from the main thread: the bound on how
-# long a signal handler waits to run, well inside 100 ms.
+# The longest single call into libcw from the main thread where the strategy
+# cannot be interrupted: the bound on how long a signal handler waits to
+# run, well inside 100 ms.
 _SLICE_US = 50_000
 
 
@@ -204,6 +210,11 @@ class NoResources(CwError, OSError):
     """Out of file descriptors, epoll watches or another system limit (CW_ERR_NO_RESOURCES)."""
 
 
+class Interrupted(CwError, InterruptedError):
+    """The wait's interrupt descriptor became readable first (CW_ERR_INTERRUPTED). The
+    binding's own waits never raise it: a signal whose handler returns lets them wait on."""
+
+
 _CLASSES: Dict[int, type] = {
     _C["CW_ERR_INVALID_ARGUMENT"]: InvalidArgument,
     _C["CW_ERR_INVALID_EVENT"]: InvalidEvent,
@@ -213,6 +224,7 @@ _CLASSES: Dict[int, type] = {
     _C["CW_ERR_NO_MEMORY"]: NoMemory,
     _C["CW_ERR_UNSUPPORTED"]: Unsupported,
     _C["CW_ERR_NO_RESOURCES"]: NoResources,
+    _C["CW_ERR_INTERRUPTED"]: Interrupted,
 }
 
 
@@ -440,25 +452,81 @@ def _options(strategy: Union[str, int], check_interval: Optional[float],
     return opts
 
 
-# The calls into libcw that continued a wait already counted (each slice after
-# the first, and the timeout of the slice before it): stats() takes them out,
-# so that one wait counts once in waits and, when it times out, once in
-# timeouts, as in C.
+# The calls into libcw that continued a wait already counted (each call after
+# the first, and the timeout or interrupt of the call before it): stats()
+# takes them out, so that one wait counts once in waits and, when it times
+# out, once in timeouts, as in C.
 _continued_lock = threading.Lock()
 _continued = [0]
+
+
+def _continue_counted() -> None:
+    with _continued_lock:
+        _continued[0] += 1
+
+
+# The main thread's interrupt pipe: Python's own signal handler (the C one,
+# which runs on whichever thread the signal lands) writes a byte to it while
+# it is the wakeup descriptor (signal.set_wakeup_fd), and libcw's wait ends
+# with CW_ERR_INTERRUPTED when its read end is readable. Made once per
+# process; a forked child makes its own.
+_pipe: List[int] = []
+
+
+def _interrupt_pipe() -> Tuple[int, int]:
+    if not _pipe:
+        _pipe.extend(os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC))
+    return _pipe[0], _pipe[1]
+
+
+def _forget_pipe() -> None:
+    for fd in _pipe:
+        os.close(fd)
+    _pipe.clear()
+
+
+os.register_at_fork(after_in_child=_forget_pipe)
+
+
+def _pass_on(r: int, old: int) -> None:
+    """Empty the pipe, writing what it held (signal numbers) to the wakeup
+    descriptor that was there before, so that an event loop's signal
+    handling still sees them."""
+    while True:
+        try:
+            data = os.read(r, 512)
+        except BlockingIOError:
+            return
+        if not data:
+            return
+        if old >= 0:
+            try:
+                os.write(old, data)
+            except OSError:
+                pass  # full or closed: that loop would have dropped them too
+
+
+def _remaining_us(deadline: Optional[int]) -> int:
+    if deadline is None:
+        return 0
+    return max(1, -(-(deadline - time.monotonic_ns()) // 1000))
 
 
 def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optional[int]) -> int:
     """Run one of cw's waits (``call``) until it returns something other
     than a timeout of its own slice, or the caller's timeout passes.
 
-    Python runs signal handlers only in the main thread, between bytecodes;
-    libcw absorbs EINTR. So in the main thread each call is bounded to
-    _SLICE_US and the loop gives the handlers their turn between calls (a
-    KeyboardInterrupt propagates from here). cw's waits are safe to abandon at
-    any point, and each call starts afresh from the event's current status.
+    Python runs signal handlers only in the main thread, between bytecodes.
     Other threads get no signals: they make one call with the whole timeout.
-    A timeout of 0 is one look (CW_WAIT_POLL), in any thread.
+    In the main thread the wait is one call that Python's signal handling
+    interrupts (CW_WAIT_INTERRUPT_FD on the wakeup descriptor): the handlers
+    then run here (a KeyboardInterrupt propagates) and, where none raises,
+    the wait goes on. Where libcw cannot honour that flag (the strategies
+    that wait in the driver, on a condition variable or in polls), each call
+    is bounded to _SLICE_US and the loop gives the handlers their turn
+    between calls. cw's waits are safe to abandon at any point, and each
+    call starts afresh from the event's current status. A timeout of 0 is
+    one look (CW_WAIT_POLL), in any thread.
     """
     if timeout_us == 0:
         opts.flags |= _POLL
@@ -468,16 +536,36 @@ def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optiona
         opts.timeout_us = timeout_us or 0
         return call()
     deadline = None if timeout_us is None else time.monotonic_ns() + timeout_us * 1000
+    r, w = _interrupt_pipe()
+    _pass_on(r, -1)  # a byte left by a signal that came between waits is spent
+    old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    try:
+        opts.flags |= _INTERRUPT_FD
+        opts.interrupt_fd = r
+        while True:
+            opts.timeout_us = _remaining_us(deadline)
+            rc = call()
+            if rc != _INTERRUPTED:
+                break
+            _pass_on(r, old)
+            # The handlers run about here; a wait that goes on counts once.
+            _continue_counted()
+        if rc != _UNSUPPORTED:
+            return rc
+    finally:
+        signal.set_wakeup_fd(old)
+        _pass_on(r, old)
+    opts.flags &= ~_INTERRUPT_FD
+    opts.interrupt_fd = 0
     while True:
         slice_us = _SLICE_US
         if deadline is not None:
-            slice_us = max(1, min(slice_us, -(-(deadline - time.monotonic_ns()) // 1000)))
+            slice_us = min(slice_us, _remaining_us(deadline))
         opts.timeout_us = slice_us
         rc = call()
         if rc != _TIMEOUT or (deadline is not None and time.monotonic_ns() >= deadline):
             return rc
-        with _continued_lock:
-            _continued[0] += 1
+        _continue_counted()
 
 
 # --- synchronous waits ---------------------------------------------------------

@@ -30,10 +30,12 @@ CONSTANTS = {
     "CW_ERR_NO_MEMORY": -6,
     "CW_ERR_UNSUPPORTED": -7,
     "CW_ERR_NO_RESOURCES": -8,
+    "CW_ERR_INTERRUPTED": -9,
     # cw/wait.h
     "CW_WAIT_NO_FLUSH": 1,
     "CW_WAIT_POLL": 4,
     "CW_WAIT_LATENCY": 8,
+    "CW_WAIT_INTERRUPT_FD": 16,
     "CW_SPIN_US_MAX": 1000000,
     "CW_CHECK_INTERVAL_US_MAX": 1000000,
     # cw/waitmany.h
@@ -96,7 +98,8 @@ class WaitOptions(ctypes.Structure):
         ("check_interval_us", ctypes.c_uint32),
         ("parker", ctypes.c_void_p),
         ("spin_us", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32 * 8),
+        ("interrupt_fd", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32 * 7),
     ]
 
 

@@ -241,15 +241,35 @@ def test_timeout_zero_looks_once(cl_env):
     assert cw.wait(pending, timeout=None) == COMPLETE
 
 
-def test_a_sliced_wait_counts_once(cl_env):
-    # In the main thread a 200 ms wait is several 50 ms calls into libcw: stats()
-    # counts it as one wait and one timeout, as C counts one call.
+def _stats_of(wait):
+    cw.reset_stats()
+    wait()
+    s = cw.stats()
+    return (s.waits, s.timeouts, s.parks, s.polls, s.latency_count)
+
+
+def test_a_main_thread_wait_counts_as_in_c(cl_env):
+    # In the main thread a wait is one interruptible call into libcw: stats()
+    # counts a 200 ms wait as the same wait in another thread counts it (one
+    # call, as in C), its parks included.
     pending = cl.UserEvent(cl_env[0])
+
+    def timed_out():
+        with pytest.raises(cw.Timeout):
+            cw.wait(pending, timeout=0.2)
+
+    main = _stats_of(timed_out)
+    other = []
+    t = threading.Thread(target=lambda: other.append(_stats_of(timed_out)))
+    t.start()
+    t.join(30)
+    assert main[:2] == (1, 1)
+    assert main == other[0]
+    # A strategy that cannot be interrupted waits in slices: still one wait and
+    # one timeout, as C counts one call.
     cw.reset_stats()
     with pytest.raises(cw.Timeout):
-        cw.wait(pending, timeout=0.2)
-    s = cw.stats()
-    assert (s.waits, s.timeouts) == (1, 1)
+        cw.wait(pending, strategy="pthread", timeout=0.2)
     with pytest.raises(cw.Timeout):
         cw.wait_all([pending], timeout=0.12)
     with pytest.raises(cw.Timeout):
@@ -257,7 +277,7 @@ def test_a_sliced_wait_counts_once(cl_env):
     s = cw.stats()
     assert (s.waits, s.timeouts) == (3, 3)
     set_later(pending, COMPLETE, 0.15)
-    assert cw.wait(pending) == COMPLETE  # a wait that outlasts slices and ends well
+    assert cw.wait(pending, strategy="pthread") == COMPLETE  # outlasts slices, ends well
     s = cw.stats()
     assert (s.waits, s.timeouts) == (4, 3)
     cw.reset_stats()

@@ -43,6 +43,7 @@ pub const CW_ERR_OPENCL: cw_error = -5;
 pub const CW_ERR_NO_MEMORY: cw_error = -6;
 pub const CW_ERR_UNSUPPORTED: cw_error = -7;
 pub const CW_ERR_NO_RESOURCES: cw_error = -8;
+pub const CW_ERR_INTERRUPTED: cw_error = -9;
 
 /// `CW_DEADLINE_NONE`.
 pub const CW_DEADLINE_NONE: u64 = u64::MAX;
@@ -100,8 +101,10 @@ pub const CW_WAIT_NO_FLUSH: c_uint = 1 << 0;
 pub const CW_WAIT_OWN_CALLBACK: c_uint = 1 << 1;
 pub const CW_WAIT_POLL: c_uint = 1 << 2;
 pub const CW_WAIT_LATENCY: c_uint = 1 << 3;
+pub const CW_WAIT_INTERRUPT_FD: c_uint = 1 << 4;
 pub const CW_WAIT_FLAGS_ALL_: c_uint =
-    CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL | CW_WAIT_LATENCY;
+    CW_WAIT_NO_FLUSH | CW_WAIT_OWN_CALLBACK | CW_WAIT_POLL | CW_WAIT_LATENCY | CW_WAIT_INTERRUPT_FD;
+pub const CW_INTERRUPT_LOOK_US: u32 = 100_000;
 
 pub const CW_SPIN_US_DEFAULT: u32 = 1;
 pub const CW_SPIN_US_MAX: u32 = 1_000_000;
@@ -121,7 +124,8 @@ pub struct cw_wait_options {
     pub check_interval_us: u32,
     pub parker: *mut cw_parker,
     pub spin_us: u32,
-    pub reserved: [u32; 8],
+    pub interrupt_fd: i32,
+    pub reserved: [u32; 7],
 }
 
 impl Default for cw_wait_options {
@@ -133,7 +137,8 @@ impl Default for cw_wait_options {
             check_interval_us: 0,
             parker: std::ptr::null_mut(),
             spin_us: 0,
-            reserved: [0; 8],
+            interrupt_fd: 0,
+            reserved: [0; 7],
         }
     }
 }

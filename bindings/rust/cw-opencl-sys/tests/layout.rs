@@ -22,7 +22,8 @@ const PROGRAM: &str = r#"
 int main(void) {
     S(cw_wait_options) O(cw_wait_options, strategy) O(cw_wait_options, flags)
     O(cw_wait_options, timeout_us) O(cw_wait_options, check_interval_us)
-    O(cw_wait_options, parker) O(cw_wait_options, spin_us) O(cw_wait_options, reserved)
+    O(cw_wait_options, parker) O(cw_wait_options, spin_us) O(cw_wait_options, interrupt_fd)
+    O(cw_wait_options, reserved)
     S(cw_parker) O(cw_parker, ops)
     S(cw_parker_ops) O(cw_parker_ops, park) O(cw_parker_ops, unpark)
     S(cw_futex_parker) O(cw_futex_parker, parker) O(cw_futex_parker, state)
@@ -41,13 +42,14 @@ int main(void) {
     S(cw_strategy) S(cw_error) S(cl_event) S(cl_int)
     C(CW_OK) C(CW_ERR_INVALID_ARGUMENT) C(CW_ERR_INVALID_EVENT) C(CW_ERR_TIMEOUT)
     C(CW_ERR_COMMAND_FAILED) C(CW_ERR_OPENCL) C(CW_ERR_NO_MEMORY) C(CW_ERR_UNSUPPORTED)
-    C(CW_ERR_NO_RESOURCES) C(CW_DEADLINE_NONE)
+    C(CW_ERR_NO_RESOURCES) C(CW_ERR_INTERRUPTED) C(CW_DEADLINE_NONE)
     C(CW_VERSION_MAJOR) C(CW_VERSION_MINOR) C(CW_VERSION_PATCH) C(CW_VERSION_NUMBER)
     C(CW_STRATEGY_DEFAULT) C(CW_STRATEGY_BLOCKING) C(CW_STRATEGY_COOPERATIVE)
     C(CW_STRATEGY_POLL) C(CW_STRATEGY_COOPERATIVE_WAKE_LOCKED)
     C(CW_STRATEGY_COOPERATIVE_NOYIELD) C(CW_STRATEGY_PTHREAD) C(CW_STRATEGY_SPIN_PARK)
     C(CW_STRATEGY_BACKOFF_POLL) C(CW_STRATEGY_AUTO) C(CW_STRATEGY_COUNT)
-    C(CW_WAIT_NO_FLUSH) C(CW_WAIT_OWN_CALLBACK) C(CW_WAIT_POLL) C(CW_WAIT_LATENCY) C(CW_WAIT_FLAGS_ALL_)
+    C(CW_WAIT_NO_FLUSH) C(CW_WAIT_OWN_CALLBACK) C(CW_WAIT_POLL) C(CW_WAIT_LATENCY) C(CW_WAIT_INTERRUPT_FD)
+    C(CW_WAIT_FLAGS_ALL_) C(CW_INTERRUPT_LOOK_US)
     C(CW_SPIN_US_DEFAULT) C(CW_SPIN_US_MAX) C(CW_SPIN_PARK_YIELDS) C(CW_AUTO_SPIN_US_CAP)
     C(CW_CHECK_INTERVAL_US_DEFAULT) C(CW_CHECK_INTERVAL_US_MAX) C(CW_CHECK_INTERVAL_GROWTH)
     C(CW_WAIT_MANY_MAX) C(CW_STATS_LATENCY_BUCKETS)
@@ -127,6 +129,7 @@ fn structs_and_constants_match_the_c_headers() {
         check_interval_us,
         parker,
         spin_us,
+        interrupt_fd,
         reserved
     );
     s!(cw_parker);
@@ -184,7 +187,7 @@ fn structs_and_constants_match_the_c_headers() {
         CW_ERR_NO_MEMORY,
         CW_ERR_UNSUPPORTED
     );
-    k!(CW_ERR_NO_RESOURCES, CW_DEADLINE_NONE);
+    k!(CW_ERR_NO_RESOURCES, CW_ERR_INTERRUPTED, CW_DEADLINE_NONE);
     k!(
         CW_VERSION_MAJOR,
         CW_VERSION_MINOR,
@@ -212,8 +215,10 @@ fn structs_and_constants_match_the_c_headers() {
         CW_WAIT_OWN_CALLBACK,
         CW_WAIT_POLL,
         CW_WAIT_LATENCY,
+        CW_WAIT_INTERRUPT_FD,
         CW_WAIT_FLAGS_ALL_
     );
+    k!(CW_INTERRUPT_LOOK_US);
     k!(
         CW_SPIN_US_DEFAULT,
         CW_SPIN_US_MAX,

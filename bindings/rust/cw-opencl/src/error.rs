@@ -40,6 +40,12 @@ pub enum Error {
     /// Out of file descriptors, threads or another system limit (or, for a
     /// tokio future, a runtime without I/O enabled).
     NoResources,
+    /// The wait's interrupt descriptor became readable before the command
+    /// finished (`CW_WAIT_INTERRUPT_FD`, through the -sys crate).
+    Interrupted {
+        /// The last execution status read (positive).
+        status: cl_int,
+    },
     /// A code of a later release of the library.
     Unknown {
         /// cw's code (negative).
@@ -71,6 +77,7 @@ impl Error {
             sys::CW_ERR_NO_MEMORY => Error::NoMemory,
             sys::CW_ERR_UNSUPPORTED => Error::Unsupported,
             sys::CW_ERR_NO_RESOURCES => Error::NoResources,
+            sys::CW_ERR_INTERRUPTED => Error::Interrupted { status },
             code => Error::Unknown { code },
         }
     }
@@ -86,6 +93,7 @@ impl Error {
             Error::NoMemory => sys::CW_ERR_NO_MEMORY,
             Error::Unsupported => sys::CW_ERR_UNSUPPORTED,
             Error::NoResources => sys::CW_ERR_NO_RESOURCES,
+            Error::Interrupted { .. } => sys::CW_ERR_INTERRUPTED,
             Error::Unknown { code } => code,
         }
     }
@@ -96,7 +104,9 @@ impl Error {
     pub fn status(&self) -> Option<cl_int> {
         match *self {
             Error::InvalidEvent { cl_error } | Error::OpenCl { cl_error } => Some(cl_error),
-            Error::Timeout { status } | Error::CommandFailed { status } => Some(status),
+            Error::Timeout { status }
+            | Error::CommandFailed { status }
+            | Error::Interrupted { status } => Some(status),
             _ => None,
         }
     }
@@ -111,7 +121,9 @@ impl fmt::Display for Error {
             Error::InvalidEvent { cl_error } | Error::OpenCl { cl_error } => {
                 write!(f, " (OpenCL error {})", cl_error)
             }
-            Error::Timeout { status } => write!(f, " (execution status {})", status),
+            Error::Timeout { status } | Error::Interrupted { status } => {
+                write!(f, " (execution status {})", status)
+            }
             Error::CommandFailed { status } => write!(f, " (execution status {})", status),
             Error::Unknown { code } => write!(f, " (cw error {})", code),
             _ => Ok(()),

@@ -157,7 +157,8 @@ fn latency_flag_is_accepted() {
     let mut status = 0;
     // SAFETY: the event is live, c is a valid cw_wait_options.
     assert_eq!(unsafe { sys::cw_wait(ev.0, &c, &mut status) }, sys::CW_OK);
-    c.flags |= sys::CW_WAIT_LATENCY << 1;
+    // The lowest bit above the ones cw knows.
+    c.flags |= sys::CW_WAIT_FLAGS_ALL_ + 1;
     // SAFETY: as above.
     let rc = unsafe { sys::cw_wait(ev.0, &c, &mut status) };
     assert_eq!(rc, sys::CW_ERR_INVALID_ARGUMENT);
