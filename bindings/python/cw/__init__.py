@@ -512,7 +512,7 @@ def _remaining_us(deadline: Optional[int]) -> int:
     return max(1, -(-(deadline - time.monotonic_ns()) // 1000))
 
 
-def _sliced(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optional[int]) -> int:
+def _wait_call(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Optional[int]) -> int:
     """Run one of cw's waits (``call``) until it returns something other
     than a timeout of its own slice, or the caller's timeout passes.
 
@@ -594,7 +594,7 @@ def wait(event: Event, *, strategy: Union[str, int] = "default",
     opts = _options(strategy, check_interval, spin_us, flush, latency)
     timeout_us = _timeout_us(timeout)
     status = ctypes.c_int32(0)
-    rc = _sliced(lambda: _lib.cw_wait(handle, ctypes.byref(opts), ctypes.byref(status)), opts,
+    rc = _wait_call(lambda: _lib.cw_wait(handle, ctypes.byref(opts), ctypes.byref(status)), opts,
                  timeout_us)
     if rc != _OK:
         raise _error(rc, status.value)
@@ -619,7 +619,7 @@ def wait_all(events: Iterable[Event], *, strategy: Union[str, int] = "default",
     opts = _options(strategy, check_interval, spin_us, flush, latency)
     timeout_us = _timeout_us(timeout)
     statuses = (ctypes.c_int32 * n)()
-    rc = _sliced(lambda: _lib.cw_wait_all(arr, n, ctypes.byref(opts), statuses), opts,
+    rc = _wait_call(lambda: _lib.cw_wait_all(arr, n, ctypes.byref(opts), statuses), opts,
                  timeout_us)
     result = list(statuses)
     if rc != _OK:
@@ -646,7 +646,7 @@ def wait_any(events: Iterable[Event], *, strategy: Union[str, int] = "default",
     timeout_us = _timeout_us(timeout)
     index = ctypes.c_size_t(n)
     status = ctypes.c_int32(0)
-    rc = _sliced(lambda: _lib.cw_wait_any(arr, n, ctypes.byref(opts), ctypes.byref(index),
+    rc = _wait_call(lambda: _lib.cw_wait_any(arr, n, ctypes.byref(opts), ctypes.byref(index),
                                           ctypes.byref(status)), opts, timeout_us)
     if rc != _OK:
         raise _error(rc, status.value, index=index.value if index.value < n else None)
