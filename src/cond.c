@@ -2,6 +2,8 @@
 /* Layer 4: condition variable on the yielding spin lock. */
 #include "cond.h"
 
+#include <sched.h>
+
 #include <stddef.h>
 
 void cw__cond_init(cw__cond *cond) {
@@ -52,8 +54,10 @@ int cw__cond_wait(cw__cond *cond, cw__spinlock *lock, cw_parker *parker, uint64_
          * once while its descriptor stays readable, until the token lands):
          * reporting either here would lose it. */
         cw__spinlock_unlock(lock);
+        /* Only the interrupt parker returns without the token here; yield
+         * to the notifier, which may be preempted before its unpark. */
         while (cw_park(parker, CW_DEADLINE_NONE) != CW_OK)
-            ;
+            sched_yield();
         cond->relock(lock);
     }
     return CW_OK;
