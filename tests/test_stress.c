@@ -223,11 +223,14 @@ static void foreign_signals_one_cpu(void **state) {
  * waiter (as a runtime's signal handler writes its descriptor), just before
  * or just after it completes the event: the interrupt races the callback's
  * wake-up (an interrupted wait whose notification is on its way takes it
- * first). */
+ * first). One such wait in eight is completed only once it has returned,
+ * which it must do interrupted: however loaded the machine, the interrupt
+ * is seen. */
 struct completer {
     struct queue q;
     int interrupt_fd; /* the pipe's write end; an event pushed with bit 0 set writes it */
     pthread_t waiter;
+    atomic_bool returned; /* bit 1 set: the event is completed after the wait returned */
 };
 
 static void interrupt(const struct completer *c) {
@@ -240,8 +243,8 @@ static void *complete_events(void *arg) {
     uintptr_t e;
     uint32_t rnd = 12345;
     while (queue_pop(&c->q, &e)) {
-        bool interrupt_it = e & 1u, first = next_random(&rnd) & 1u;
-        cl_event ev = (cl_event)(e & ~(uintptr_t)1);
+        bool interrupt_it = e & 1u, after = e & 2u, first = after || (next_random(&rnd) & 1u);
+        cl_event ev = (cl_event)(e & ~(uintptr_t)3);
         /* 0 to ~50 µs: the same range as the waiter's timeouts. */
         for (uint32_t i = 0, n = next_random(&rnd) % 2000; i < n; ++i)
             cw__relax();
@@ -249,6 +252,8 @@ static void *complete_events(void *arg) {
             interrupt(c);
             for (uint32_t i = 0, n = next_random(&rnd) % 2000; i < n; ++i)
                 cw__relax();
+            while (after && !atomic_load(&c->returned))
+                sched_yield();
         }
         clSetUserEventStatus(ev, CL_COMPLETE);
         if (interrupt_it && !first)
@@ -293,8 +298,15 @@ static void opencl_timeouts_race_callbacks(void **state) {
             o.flags = CW_WAIT_INTERRUPT_FD;
             o.interrupt_fd = fds[0];
         }
-        queue_push(&c.q, (uintptr_t)ev | (o.flags & CW_WAIT_INTERRUPT_FD ? 1u : 0u));
+        bool after = (o.flags & CW_WAIT_INTERRUPT_FD) && next_random(&rnd) % 8 == 0;
+        atomic_store(&c.returned, false);
+        assert_int_equal((uintptr_t)ev & 3u, 0); /* the two low bits carry the flags */
+        queue_push(&c.q,
+                   (uintptr_t)ev | (o.flags & CW_WAIT_INTERRUPT_FD ? 1u : 0u) | (after ? 2u : 0u));
         int rc = cw_wait(ev, &o, NULL);
+        atomic_store(&c.returned, true);
+        if (after)
+            assert_int_equal(rc, CW_ERR_INTERRUPTED);
         if (o.flags & CW_WAIT_INTERRUPT_FD) {
             /* The byte comes before or after the completion: wait for it,
              * so that it cannot interrupt the next such wait. */
