@@ -251,19 +251,21 @@ def _stats_of(wait):
 def test_a_main_thread_wait_counts_as_in_c(cl_env):
     # In the main thread a wait is one interruptible call into libcw: stats()
     # counts a 200 ms wait as the same wait in another thread counts it (one
-    # call, as in C), its parks included.
+    # call, as in C), its parks included. With no status check inside the
+    # 200 ms (a 1 s check interval) one call parks once, whatever the load;
+    # 50 ms slices would park four times.
     pending = cl.UserEvent(cl_env[0])
 
     def timed_out():
         with pytest.raises(cw.Timeout):
-            cw.wait(pending, timeout=0.2)
+            cw.wait(pending, timeout=0.2, check_interval=1.0)
 
     main = _stats_of(timed_out)
     other = []
     t = threading.Thread(target=lambda: other.append(_stats_of(timed_out)))
     t.start()
     t.join(30)
-    assert main[:2] == (1, 1)
+    assert main == (1, 1, 1, 0, 0)
     assert main == other[0]
     # A strategy that cannot be interrupted waits in slices: still one wait and
     # one timeout, as C counts one call.
