@@ -43,10 +43,10 @@ void cw__facts_of(const cw__plan *p, cw__facts *f) {
     pthread_once(&once, auto_off_read);
     /* An interrupt descriptor needs a way that parks, as a caller's parker
      * does: the driver's wait and the polls do not look at it. */
-    bool own_parker = cw__plan_own_parker(p);
+    bool plain = cw__plan_plain_parker(p);
     f->driver_wait_allowed =
-        p->deadline_ns == CW_DEADLINE_NONE && !(p->flags & CW_WAIT_NO_FLUSH) && own_parker;
-    f->callers_parker = !own_parker;
+        p->deadline_ns == CW_DEADLINE_NONE && !(p->flags & CW_WAIT_NO_FLUSH) && plain;
+    f->callers_parker = !plain;
     f->latency = (p->flags & CW_WAIT_LATENCY) != 0;
     f->spin_cap_ns = p->spin_cap_ns;
     f->expected_ns = p->expected_ns;

@@ -115,12 +115,12 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
     p->expected_ns = 0;
     p->driver = NULL;
     if (o->flags & CW_WAIT_INTERRUPT_FD && !(o->flags & CW_WAIT_POLL)) {
-        cw__interrupt_parker_init(&p->own, o->interrupt_fd);
+        cw__interrupt_parker_init(&p->sleeper, o->interrupt_fd);
     } else {
-        cw_futex_parker_init(&p->own.futex);
-        p->own.fd = -1;
+        cw_futex_parker_init(&p->sleeper.futex);
+        p->sleeper.fd = -1;
     }
-    p->parker = o->parker ? o->parker : &p->own.futex.parker;
+    p->parker = o->parker ? o->parker : &p->sleeper.futex.parker;
     return CW_OK;
 }
 

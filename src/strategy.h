@@ -109,23 +109,23 @@ typedef struct cw__plan {
     uintptr_t queue_key;       /* the estimate's key (cw__estimate_plan); 0 for none */
     uint64_t expected_ns;      /* the expected wait (cw__estimate_plan); 0 for none */
     struct cw__driver *driver; /* what is known of the event's platform; NULL: nothing */
-    cw_parker *parker;         /* the caller's, or `own`'s */
-    /* The wait's own parker: a futex word, and with CW_WAIT_INTERRUPT_FD the
-     * descriptor that interrupts its parks (else -1). */
-    cw__interrupt_parker own;
+    cw_parker *parker;         /* the caller's, or `sleeper`'s */
+    /* The parker cw gives a wait: a futex word, and with CW_WAIT_INTERRUPT_FD
+     * the descriptor that interrupts its parks (else -1). */
+    cw__interrupt_parker sleeper;
 } cw__plan;
 
-/* Whether the plan parks on the wait's own futex parker, without an
- * interrupt descriptor: what the driver's wait and the ways that sleep
- * without parking (polls, backoff) require. */
-static inline bool cw__plan_own_parker(const cw__plan *p) {
-    return p->parker == &p->own.futex.parker && p->own.fd < 0;
+/* Whether the plan parks on its sleeper's futex word alone (no caller's
+ * parker, no interrupt descriptor): what the driver's wait and the ways
+ * that sleep without parking (polls, backoff) require. */
+static inline bool cw__plan_plain_parker(const cw__plan *p) {
+    return p->parker == &p->sleeper.futex.parker && p->sleeper.fd < 0;
 }
 
 /* Check `options` (NULL: every default) and resolve them into *p: CW_OK,
  * CW_ERR_INVALID_ARGUMENT, or CW_ERR_UNSUPPORTED for CW_WAIT_INTERRUPT_FD
- * with a parker of the caller's. The plan holds the wait's own parker, so
- * it must stay where it is while the wait lasts. */
+ * with a parker of the caller's. The plan holds the sleeper, so it must
+ * stay where it is while the wait lasts. */
 int cw__plan_make(const cw_wait_options *options, cw__plan *p);
 
 /*

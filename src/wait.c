@@ -156,7 +156,7 @@ int cw_wait(cl_event event, const cw_wait_options *options, cl_int *cl_status) {
         return rc;
     /* Only the interrupt parker looks at the descriptor: a row that waits in
      * the driver, on a condition variable or in polls cannot honour it. */
-    if (plan.own.fd >= 0 &&
+    if (plan.sleeper.fd >= 0 &&
         (plan.row->method != CW__CALLBACK || plan.row->kind == CW__COMPLETION_PTHREAD))
         return CW_ERR_UNSUPPORTED;
     cw__stat_add(CW__STAT_WAITS, 1);

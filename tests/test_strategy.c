@@ -47,8 +47,8 @@ static void plan_resolves_defaults(void **state) {
     assert_int_equal(p.checks.first_ns, (uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u);
     assert_int_equal(p.spin_ns, 0); /* auto: decided after the first look */
     assert_int_equal(p.spin_cap_ns, (uint64_t)CW_AUTO_SPIN_US_CAP * 1000u);
-    assert_ptr_equal(p.parker, &p.own.futex.parker);
-    assert_true(cw__plan_own_parker(&p));
+    assert_ptr_equal(p.parker, &p.sleeper.futex.parker);
+    assert_true(cw__plan_plain_parker(&p));
     assert_false(p.bare_block);
 
     cw_wait_options o = {.strategy = CW_STRATEGY_SPIN_PARK, .check_interval_us = 1000};
@@ -92,9 +92,9 @@ static void plan_takes_the_interrupt_descriptor(void **state) {
     cw__plan p;
     cw_wait_options o = {.flags = CW_WAIT_INTERRUPT_FD, .interrupt_fd = 0};
     assert_int_equal(cw__plan_make(&o, &p), CW_OK);
-    assert_int_equal(p.own.fd, 0);
-    assert_ptr_equal(p.parker, &p.own.futex.parker);
-    assert_false(cw__plan_own_parker(&p));
+    assert_int_equal(p.sleeper.fd, 0);
+    assert_ptr_equal(p.parker, &p.sleeper.futex.parker);
+    assert_false(cw__plan_plain_parker(&p));
     o.interrupt_fd = -1;
     assert_int_equal(cw__plan_make(&o, &p), CW_ERR_INVALID_ARGUMENT);
     cw_wait_options unflagged = {.interrupt_fd = 3};
@@ -106,7 +106,7 @@ static void plan_takes_the_interrupt_descriptor(void **state) {
     assert_int_equal(cw__plan_make(&theirs, &p), CW_ERR_UNSUPPORTED);
     theirs.flags |= CW_WAIT_POLL;
     assert_int_equal(cw__plan_make(&theirs, &p), CW_OK);
-    assert_int_equal(p.own.fd, -1);
+    assert_int_equal(p.sleeper.fd, -1);
 }
 
 /*
