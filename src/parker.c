@@ -99,6 +99,7 @@ static const cw_parker_ops interrupt_ops = {interrupt_park, futex_unpark};
 
 void cw__interrupt_parker_init(cw__interrupt_parker *ip, int fd) {
     cw_futex_parker_init(&ip->futex);
-    ip->futex.parker.ops = &interrupt_ops;
+    if (fd >= 0)
+        ip->futex.parker.ops = &interrupt_ops;
     ip->fd = fd;
 }

@@ -31,6 +31,7 @@ typedef struct cw__interrupt_parker {
  * checks that the two agree). */
 #define CW__INTERRUPT_LOOK_NS 100000000u
 
+/* `fd` -1: no descriptor, the futex parker as it is. */
 void cw__interrupt_parker_init(cw__interrupt_parker *ip, int fd);
 
 #endif

@@ -114,12 +114,8 @@ int cw__plan_make(const cw_wait_options *options, cw__plan *p) {
     p->queue_key = 0;
     p->expected_ns = 0;
     p->driver = NULL;
-    if (o->flags & CW_WAIT_INTERRUPT_FD && !(o->flags & CW_WAIT_POLL)) {
-        cw__interrupt_parker_init(&p->sleeper, o->interrupt_fd);
-    } else {
-        cw_futex_parker_init(&p->sleeper.futex);
-        p->sleeper.fd = -1;
-    }
+    bool interruptible = (o->flags & (CW_WAIT_INTERRUPT_FD | CW_WAIT_POLL)) == CW_WAIT_INTERRUPT_FD;
+    cw__interrupt_parker_init(&p->sleeper, interruptible ? o->interrupt_fd : -1);
     p->parker = o->parker ? o->parker : &p->sleeper.futex.parker;
     return CW_OK;
 }
