@@ -106,8 +106,8 @@ uint32_t cw__driver_class_ticket(cw__driver *d, unsigned cls) {
 /* Racing trials may count a few more than their number, or be read
  * between a sum and its count: a decision off for a while, never a wrong
  * wait. A wait shorter than its class's least (a near wait under the
- * vote's shortest, a short one that found its command as good as done) is
- * not one that class decides for. */
+ * vote's shortest; a short wait counts however short) is not one that
+ * class decides for. */
 void cw__driver_class_sample(cw__driver *d, unsigned cls, bool driver, uint64_t cpu_ns,
                              uint64_t wall_ns) {
     if (!d || wall_ns < cw__policy_class_least_ns(cls))

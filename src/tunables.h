@@ -64,7 +64,6 @@
 #define CW__CLASS_NEAR_END_NS 4000000u /* ns | expected waits from here are of no class: they park on the callback, without trials | bench: PoCL 3.1, the ways cost alike for 1 ms kernels; the ablation found no verdict that trials of longer waits changed */
 #define CW__CLASS_TRIALS 8u /* waits | counted trials per way and class | design */
 #define CW__CLASS_TICKETS 64u /* waits | tickets per class: the trials end with them | design */
-#define CW__CLASS_SHORT_MIN_NS 25000u /* ns | shorter waits count for no class: a command found as good as done | derived: CW__VOTE_FIXED_NS */
 #define CW__CLASS_DRIVER_EDGE 9u /* eighths | the driver wait wins up to this many eighths of the callback wait's CPU: the callback's delivery on the driver's thread is not counted | design */
 
 /* The per-queue estimates (estimate.c). */

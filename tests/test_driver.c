@@ -278,19 +278,23 @@ static uint64_t flat_cost(bool own, unsigned trial) {
 #define SHORT_NS (CW__VOTE_MIN_NS / 2u)
 #define PAST_NEAR_NS CW__CLASS_NEAR_END_NS
 
+/* A trial's wall time by its way; NULL: the expected wait. */
+typedef uint64_t (*trial_wall)(bool own);
+
 /* Run the long-wait trials of the class of waits expected to last
- * `expected_ns` (each lasting that long) to their end, each trial costing
- * what `cost` says; a wait shorter than the class's least (CW__VOTE_MIN_NS
- * near, CW__CLASS_SHORT_MIN_NS short) counts for neither way. Each way has
- * the class's trials counted, no more. Returns the way decided. */
-static int trials_of_class(cw__driver *d, uint64_t expected_ns, trial_cost cost) {
+ * `expected_ns` to their end, each trial costing what `cost` says and
+ * lasting what `wall` says; a near wait shorter than CW__VOTE_MIN_NS
+ * counts for neither way. Each way has the class's trials counted, no
+ * more. Returns the way decided. */
+static int trials_of_class_lasting(cw__driver *d, uint64_t expected_ns, trial_cost cost,
+                                   trial_wall wall) {
     unsigned c = cw__policy_class_of(expected_ns);
     assert_true(c < CW__CLASSES);
     const unsigned want = CW__CLASS_TRIALS;
     const unsigned tickets = CW__CLASS_TICKETS;
-    const uint64_t least = c == CW__CLASS_SHORT ? CW__CLASS_SHORT_MIN_NS : CW__VOTE_MIN_NS;
     assert_int_equal(class_way(d, expected_ns, cw_now_ns()), WAY_TRIAL_DRIVER);
-    class_sample(d, expected_ns, true, cost(true, 0), least - 1u); /* too short */
+    if (c == CW__CLASS_NEAR)
+        class_sample(d, expected_ns, true, cost(true, 0), CW__VOTE_MIN_NS - 1u); /* too short */
     unsigned trials[2] = {0, 0}, trial = 0;
     int w;
     while ((w = class_way(d, expected_ns, cw_now_ns())) == WAY_TRIAL_DRIVER ||
@@ -298,7 +302,7 @@ static int trials_of_class(cw__driver *d, uint64_t expected_ns, trial_cost cost)
         bool own = w == WAY_TRIAL_DRIVER;
         ++trials[own];
         assert_true(++trial < tickets);
-        class_sample(d, expected_ns, own, cost(own, trial), expected_ns);
+        class_sample(d, expected_ns, own, cost(own, trial), wall ? wall(own) : expected_ns);
     }
     assert_int_equal(trials[0], want);
     assert_int_equal(trials[1], want);
@@ -307,6 +311,10 @@ static int trials_of_class(cw__driver *d, uint64_t expected_ns, trial_cost cost)
     for (int i = 0; i < 4; ++i)
         assert_int_equal(class_way(d, expected_ns, cw_now_ns()), w);
     return w;
+}
+
+static int trials_of_class(cw__driver *d, uint64_t expected_ns, trial_cost cost) {
+    return trials_of_class_lasting(d, expected_ns, cost, NULL);
 }
 
 /* A driver's wait that spun throughout its trial (a driver that spins
@@ -486,9 +494,8 @@ static void waits_past_the_near_class_park_on_the_callback(void **state) {
  * once where no CPU is spare) decide apart from near ones, on
  * their own trials: here the driver's own wait costs a short wait less
  * (PoCL 3.1's, against a callback's registration and wake-up, on a device
- * that takes every CPU) and a near one more. A short trial that found its
- * command as good as done (under CW__CLASS_SHORT_MIN_NS) counts for
- * neither way. The settled own wait follows the class, only where the
+ * that takes every CPU) and a near one more. The settled own wait follows
+ * the class, only where the
  * wait would park (no spin) and its length is known; the learned record
  * has the short class alone.
  */
@@ -522,6 +529,34 @@ static void short_waits_decide_apart(void **state) {
     assert_int_equal(class_way(d, SHORT_NS, cw_now_ns()), WAY_DRIVER);
     assert_true(drv_settled(d, SHORT_NS, true, cw_now_ns()));
     assert_false(drv_settled(d, NEAR_NS, true, cw_now_ns()));
+}
+
+/*
+ * A short trial counts however quick it was: a driver's wait that loops on
+ * the status returns a µs after a command of a few µs, while the callback
+ * wait's trials last its lateness. Were the quick trials left out, the
+ * driver's wait would never have its trials counted, and the class would
+ * keep the callback wait for good.
+ */
+/* The driver's wait: 1 µs of wall and CPU; the callback wait: its
+ * registration and wake-up, 30 µs after the command's end. */
+static uint64_t quick_cost(bool own, unsigned trial) {
+    (void)trial;
+    return own ? 1000u : 9000u;
+}
+
+static uint64_t quick_wall(bool own) {
+    return own ? 1000u : 30000u;
+}
+
+static void quick_short_trials_count(void **state) {
+    (void)state;
+    cw__driver *d = timely_driver();
+    /* A command of a few µs. */
+    assert_int_equal(trials_of_class_lasting(d, 2000u, quick_cost, quick_wall), WAY_DRIVER);
+    cw__driver_learned l;
+    cw__driver_learned_get(d, &l);
+    assert_int_equal(l.cls[CW__CLASS_SHORT].driver_n, CW__CLASS_TRIALS);
 }
 
 /* One lateness measurement at a time per platform: a second claim fails
@@ -685,6 +720,7 @@ static const struct CMUnitTest driver_tests[] = {
     cmocka_unit_test(a_probe_made_again_keeps_the_least),
     cmocka_unit_test(waits_past_the_near_class_park_on_the_callback),
     cmocka_unit_test(short_waits_decide_apart),
+    cmocka_unit_test(quick_short_trials_count),
     cmocka_unit_test(one_dear_trial_does_not_decide),
     cmocka_unit_test(one_lateness_measurement_at_a_time),
     cmocka_unit_test(events_are_told_their_platform),

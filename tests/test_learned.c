@@ -81,7 +81,7 @@ static void a_line_seeds_what_the_process_has_not_learned(void **state) {
     assert_true(vote_sleeps(d));
     assert_int_equal(class_way(d, CW__VOTE_MIN_NS, cw_now_ns()), WAY_DRIVER);
     assert_int_equal(class_way(d, CW__CLASS_NEAR_END_NS, cw_now_ns()), WAY_CALLBACK);
-    assert_int_equal(class_way(d, CW__CLASS_SHORT_MIN_NS, cw_now_ns()), WAY_TRIAL_DRIVER);
+    assert_int_equal(class_way(d, CW__VOTE_MIN_NS / 2u, cw_now_ns()), WAY_TRIAL_DRIVER);
 
     /* The export now carries the seeded decisions; a second import finds
      * nothing left to seed. */

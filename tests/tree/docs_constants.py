@@ -152,10 +152,9 @@ OTHER = [
     ("docs/design.md", "until each counted {n} waits of at least {n}, or {n}  trials were handed out",
      "CW__CLASS_TRIALS CW__VOTE_MIN_NS CW__CLASS_TICKETS"),
     ("docs/design.md", "Waits expected  to last {n} or more are of no class", "CW__CLASS_NEAR_END_NS"),
-    ("docs/design.md", "Waits expected to last under {n} decide  apart too ({n} waits of at least {n}"
-     " each way, {n} tickets)",
-     "CW__VOTE_MIN_NS CW__CLASS_TRIALS CW__CLASS_SHORT_MIN_NS CW__CLASS_TICKETS"),
-    ("docs/design.md", "(under  {n}) tells little of either way", "CW__CLASS_SHORT_MIN_NS"),
+    ("docs/design.md", "Waits expected to last under {n} decide  apart too ({n} waits each way,"
+     " however short, {n} tickets)",
+     "CW__VOTE_MIN_NS CW__CLASS_TRIALS CW__CLASS_TICKETS"),
     ("docs/design.md", "is at most {n}/8 of the callback wait's", "CW__CLASS_DRIVER_EDGE"),
     ("docs/design.md", "less {n} (a sleeping wait's fixed cost", "CW__VOTE_FIXED_NS"),
     ("docs/design.md", "is under 1/{n} of its wall time. One lasting", "CW__VOTE_CPU_SHARE"),
