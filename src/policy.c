@@ -58,14 +58,10 @@ bool cw__policy_probe_again(bool lateness_known, uint64_t lateness_ns) {
            (lateness_ns >= CW__LATE_FLOOR_NS && lateness_ns < CW__PROBE_AGAIN_BELOW_NS);
 }
 
-/*
- * A short trial counts however short it was. Leaving out the quick ones
- * left out one way more than the other: the callback wait's own lateness
- * keeps its trials long, while a driver's wait that returns as its
- * command ends (a loop on the status) is quick on a command of a few µs,
- * and with its trials left out the class kept the callback wait, and its
- * lateness, for good (the benchmark's latency kernel).
- */
+/* A short trial counts however short: the callback wait's trials last at
+ * least its delivery, while a driver's wait that loops on the status
+ * returns as a command of a few µs ends, so leaving out quick trials left
+ * out the driver's wait alone (docs/design.md). */
 static const struct {
     uint32_t trials, tickets;
     uint64_t least_ns;
