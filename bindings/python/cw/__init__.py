@@ -532,17 +532,18 @@ def _wait_call(call: Callable[[], int], opts: _ffi.WaitOptions, timeout_us: Opti
         opts.flags |= _POLL
         opts.timeout_us = 0
         return call()
-    if threading.current_thread() is not threading.main_thread():
+    old = None  # the wakeup descriptor before ours; None: no signals in this thread
+    if threading.current_thread() is threading.main_thread():
+        r, w = _interrupt_pipe()
+        _pass_on(r, -1)  # a byte left by a signal that came between waits is spent
+        try:
+            old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        except ValueError:  # not the main interpreter's main thread: no signals here either
+            pass
+    if old is None:
         opts.timeout_us = timeout_us or 0
         return call()
     deadline = None if timeout_us is None else time.monotonic_ns() + timeout_us * 1000
-    r, w = _interrupt_pipe()
-    _pass_on(r, -1)  # a byte left by a signal that came between waits is spent
-    try:
-        old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
-    except ValueError:  # not the main interpreter's main thread: no signals here either
-        opts.timeout_us = timeout_us or 0
-        return call()
     try:
         opts.flags |= _INTERRUPT_FD
         opts.interrupt_fd = r
