@@ -23,9 +23,12 @@ static void json_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+/* Ten significant digits, not a fixed count of decimals: CPU per second
+ * waited is a fraction of a second (its goal's margin 0.0005), and its
+ * differences would print as 0. */
 static void json_number(FILE *f, double v) {
     if (isfinite(v))
-        fprintf(f, "%.4f", v);
+        fprintf(f, "%.10g", v);
     else
         fputs("null", f);
 }
@@ -310,7 +313,7 @@ static void csv_string(FILE *f, const char *s) {
 static void csv_number(FILE *f, double v) {
     fputc(',', f);
     if (isfinite(v))
-        fprintf(f, "%.4f", v);
+        fprintf(f, "%.10g", v); /* as json_number */
 }
 
 int write_csv(const char *path, const run_info *ri, const results *r, const config *cfgs) {
