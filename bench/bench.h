@@ -69,8 +69,10 @@ bool strategy_fixed(int s);
  * the default run's 36 cells are decided in a few seconds; the long
  * commands on the real driver, whose strategies take seconds a round,
  * need tens of seconds. The run's own budget (DEF_RUN_TIME) may cut it
- * shorter. A long cell keeps its LONG_MIN_LAUNCHES whatever the budget. */
-#define DEF_MAX_TIME 45.0
+ * shorter, and a cell whose checks are out of reach (checks_out_of_reach)
+ * stops sooner: the cap serves checks that more rounds decide. A long
+ * cell keeps its LONG_MIN_LAUNCHES whatever the budget. */
+#define DEF_MAX_TIME 90.0
 /* The run's time budget (--run-time), for cells: each cell's --max-time is
  * at most an equal share of what is left of it over the cells left, so
  * that time a cell saves by deciding early goes to the cells after it,
@@ -329,6 +331,8 @@ typedef struct check_rec {
     int v; /* verdict */
     int pairs, rounds, ncond;
     double est[2], lo[2], hi[2], res[2];
+    int lean; /* an UNDECIDED check's projection (vcheck) */
+    double to_decide_pairs, to_decide_s;
 } check_rec;
 
 typedef struct results {
@@ -579,6 +583,12 @@ typedef struct vcheck {
     int pairs; /* rounds in which every strategy of the check ran */
     double est[2], lo[2], hi[2], res[2];
     verdict v;
+    /* An UNDECIDED check at the cell's end: the verdict its medians lean
+     * to, the pairs that would decide it (check_to_decide) and the seconds
+     * more those would take at the pace of the cell's last round; pairs
+     * INFINITY where a median sits on its bound. */
+    verdict lean;
+    double to_decide_pairs, to_decide_s;
 } vcheck;
 #define MAX_CHECKS 64
 typedef struct goal_cell {
@@ -594,6 +604,20 @@ int goal_checks(const goal_cell *gc, vcheck *out, int max);
 /* Evaluates ck over rounds 0..nrounds-1 of figs[series][round] (NFIG series);
  * scratch holds nrounds doubles. */
 void check_eval(vcheck *ck, const round_fig *const *figs, int nrounds, double *scratch);
+/* The pairs at which ck's interval would leave its bound, were its medians
+ * to stay where they are and its intervals to narrow as one over the square
+ * root of the pairs (the sign test's does, for differences of one spread),
+ * and in *lean the verdict that would be: INFINITY (and V_UNDECIDED) where a
+ * median the verdict hangs on sits on its bound. A projection, for telling
+ * a check that more rounds decide from one they do not. */
+double check_to_decide(const vcheck *ck, verdict *lean);
+/* Whether more rounds of a cell decide nothing within its budget: every
+ * undecided check, projected (check_to_decide), needs more than
+ * OUT_OF_REACH_FACTOR times `left_s` at `round_s` a round. Never before
+ * OUT_OF_REACH_ROUNDS rounds: a projection from a few rounds is a guess. */
+bool checks_out_of_reach(const vcheck *ck, int n, int rounds, double round_s, double left_s);
+#define OUT_OF_REACH_ROUNDS 30
+#define OUT_OF_REACH_FACTOR 2.0
 /* The median of d (sorted in place) and its distribution-free 95% interval
  * (the sign test's order statistics); -1, the bounds NAN, below 6 values,
  * where no such interval exists. */
@@ -613,9 +637,9 @@ int sign_test_rank(int n);
 #define SWEEP_NBUSY 4
 #define SWEEP_MAX_DELAY_US 50000
 /* A sweep cell's --max-time: a 100 ms command's strategies need seconds a
- * round, and most cells are decided in a few seconds, so that 40 models
- * still fit in about 10 minutes. */
-#define SWEEP_MAX_TIME 20.0
+ * round, and most cells are decided in a few seconds or out of reach in
+ * some more, so that 40 models still fit in about 10 minutes. */
+#define SWEEP_MAX_TIME 40.0
 extern const char *const sweep_kernels[SWEEP_NKERNELS];
 extern const double sweep_busy_us[SWEEP_NBUSY];
 typedef struct sweep_draw {

@@ -381,6 +381,9 @@ static int run_cell(child *c, const kernel_spec *k, double max_time) {
             if (f == F_FIRST || f == F_FIRST_1S)
                 first_on[f - F_FIRST] = true;
         }
+    /* Each strategy's block in the last round, and each series of first
+     * launches, in seconds: a next round costs those still running. */
+    double block_s[NSTRAT] = {0}, first_s[2] = {0, 0}, round_s = 0;
     kernel_spec k1s = *k;
     if (first_on[1]) {
         /* cell_goals: a busy kernel of 100 ms or more on the model's timer. */
@@ -439,8 +442,10 @@ static int run_cell(child *c, const kernel_spec *k, double max_time) {
                 cw_stats_auto_get(&abefore, sizeof abefore);
             }
             sample *blk = &cs.s[idx][cs.n[idx]];
+            double b0 = now_s();
             for (unsigned m = 0; m < count && rc == 0; ++m)
                 rc = launch(c, k, strat[idx], &blk[m]);
+            block_s[idx] = now_s() - b0;
             if (o->stats) {
                 uint64_t a[NSTATS], b[NSTATS];
                 cw_stats_get(&after);
@@ -458,7 +463,9 @@ static int run_cell(child *c, const kernel_spec *k, double max_time) {
         for (int f = 0; f < 2 && rc == 0; ++f)
             if (first_on[f]) {
                 sample one;
+                double f0 = now_s();
                 rc = first_launch(c, f ? &k1s : k, &one);
+                first_s[f] = now_s() - f0;
                 if (rc == 0)
                     round_figures(&one, 1, &cs.figs[F_FIRST + f][cs.rounds]);
             }
@@ -491,6 +498,28 @@ static int run_cell(child *c, const kernel_spec *k, double max_time) {
         if (!any && cs.rounds < min_rounds)
             for (int j = 0; j < ns; ++j)
                 active[j] = true;
+        round_s = 0;
+        for (int j = 0; j < ns; ++j)
+            round_s += active[j] ? block_s[j] : 0;
+        for (int f = 0; f < 2; ++f)
+            round_s += first_on[f] ? first_s[f] : 0;
+        /* Checks at their bound take rounds no budget holds: stop the
+         * cell once none left could be decided within twice the time it
+         * has left, so that the run's budget goes to cells where more
+         * rounds decide. */
+        if (checks_out_of_reach(checks, nck, cs.rounds, round_s, max_time - (now_s() - t0))) {
+            stopped_by = "out of reach";
+            break;
+        }
+    }
+    for (int q = 0; q < nck; ++q) {
+        checks[q].to_decide_pairs = 0;
+        checks[q].to_decide_s = 0;
+        checks[q].lean = checks[q].v;
+        if (checks[q].v == V_UNDECIDED) {
+            checks[q].to_decide_pairs = check_to_decide(&checks[q], &checks[q].lean);
+            checks[q].to_decide_s = (checks[q].to_decide_pairs - checks[q].pairs) * round_s;
+        }
     }
 
     release_first_queues(c);

@@ -274,7 +274,17 @@ int write_json(const char *path, const options *o, const run_info *ri, const res
             jnum(f, "resolution", c->res[k]);
             fputc('}', f);
         }
-        fputs("]}", f);
+        fputc(']', f);
+        /* An UNDECIDED check's projection: null pairs where a median sits
+         * on its bound. */
+        if (c->v == V_UNDECIDED) {
+            fprintf(f, ", \"to_decide\": {\"verdict\": ");
+            json_string(f, c->lean == V_UNDECIDED ? "none" : verdict_names[c->lean]);
+            jnum(f, "pairs", c->to_decide_pairs);
+            jnum(f, "seconds", c->to_decide_s);
+            fputc('}', f);
+        }
+        fputc('}', f);
     }
     fputs("\n  ]", f);
     if (ri->draws) {

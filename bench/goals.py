@@ -36,6 +36,8 @@ or 0.05 ms/s, are equal).
 
 A goal PASSes when every check of it passed, MISSes when one missed, and is
 UNDECIDED otherwise. This script only reports: it decides nothing itself.
+Under each UNDECIDED check it says what cw-bench projected deciding it
+would take (bench/README.md#verdicts), where the run says.
 
 Prints the goals with their verdict counts and every check that did not
 pass (goal a's and b's passes too), and, per driver model, each strategy's
@@ -115,6 +117,21 @@ def check_line(c):
             f"{c['check']} ({c['pairs']} pairs; difference {conds})")
 
 
+def decide_line(c):
+    """What deciding an UNDECIDED check would take, as cw-bench projected it
+    (bench/verdict.c, check_to_decide), in the words of its text output;
+    None where the run did not project it."""
+    t = c.get("to_decide")
+    if not t:
+        return None
+    pairs = t.get("pairs")
+    if pairs is None or t.get("verdict") not in VERDICTS or not c["pairs"]:
+        return "      at this spread: a median sits on its bound, and no number of pairs decides it"
+    return (f"      at this spread: {t['verdict']} after about {float(f'{pairs:.2g}'):.0f} pairs "
+            f"({pairs / c['pairs']:.1f}x these), about {t.get('seconds') or 0:.0f} s more at "
+            "the cell's pace")
+
+
 def fmt(v, spec=".2f"):
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
 
@@ -132,7 +149,11 @@ def goal_lines(doc):
         verdicts[g] = v
         out.append(f"goal {g}: {v}: {GOALS[g]} ({n['PASS']} of {len(checks)} checks PASS, "
                    f"{n['MISS']} MISS, {n['UNDECIDED']} UNDECIDED)")
-        out += [check_line(c) for c in checks if g in LIST_PASSES or c["verdict"] != "PASS"]
+        for c in checks:
+            if g in LIST_PASSES or c["verdict"] != "PASS":
+                out.append(check_line(c))
+            if c["verdict"] == "UNDECIDED" and decide_line(c):
+                out.append(decide_line(c))
     return out, verdicts
 
 

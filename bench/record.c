@@ -123,6 +123,7 @@ void proto_check(FILE *f, const char *kernel, int rounds, const vcheck *ck) {
         fprintf(f, "\t%.6g\t%.6g\t%.6g\t%.6g", k < ck->ncond ? ck->est[k] : NAN,
                 k < ck->ncond ? ck->lo[k] : NAN, k < ck->ncond ? ck->hi[k] : NAN,
                 k < ck->ncond ? ck->res[k] : NAN);
+    fprintf(f, "\t%d\t%.6g\t%.6g", (int)ck->lean, ck->to_decide_pairs, ck->to_decide_s);
     end(f);
 }
 
@@ -269,6 +270,10 @@ static void read_check(char **f, int cfg, results *r) {
         c->hi[k] = atof(f[11 + 4 * k]);
         c->res[k] = atof(f[12 + 4 * k]);
     }
+    int lean = atoi(f[17]);
+    c->lean = lean >= 0 && lean < 3 ? lean : V_UNDECIDED;
+    c->to_decide_pairs = atof(f[18]);
+    c->to_decide_s = atof(f[19]);
 }
 
 static void read_floor(char **f, int cfg, results *r) {
@@ -338,7 +343,7 @@ char proto_read(char *line, int cfg, results *r, calibration *cal) {
             r->learned[cfg][q] = strtoull(f[1 + q], NULL, 10);
         break;
     case 'V':
-        if (n != 17)
+        if (n != 20)
             return 0;
         read_check(f, cfg, r);
         break;

@@ -313,6 +313,23 @@ static const struct {
           "0.5% of the command), CPU <= 0.5% of the time waited"},
 };
 
+/* What deciding an UNDECIDED check would take (check_to_decide), in the
+ * words bench/goals.py uses for it. */
+static void print_to_decide(FILE *f, const check_rec *c) {
+    if (!isfinite(c->to_decide_pairs) || c->lean == V_UNDECIDED || c->pairs <= 0) {
+        fprintf(f, "      at this spread: a median sits on its bound, and no number of pairs "
+                   "decides it\n");
+        return;
+    }
+    /* Two significant digits: it is a projection. */
+    double scale = pow(10, floor(log10(c->to_decide_pairs)) - 1);
+    fprintf(f,
+            "      at this spread: %s after about %.0f pairs (%.1fx these), about %.0f s more "
+            "at the cell's pace\n",
+            verdict_names[c->lean], round(c->to_decide_pairs / scale) * scale,
+            c->to_decide_pairs / c->pairs, c->to_decide_s);
+}
+
 void print_checks(FILE *f, const results *r, const config *cfgs, int ncfg) {
     if (!r->nchecks)
         return;
@@ -342,6 +359,8 @@ void print_checks(FILE *f, const results *r, const config *cfgs, int ncfg) {
                 fprintf(f, " %s%.4g [%.4g, %.4g] res %.2g", k ? "and " : "difference ", c->est[k],
                         c->lo[k], c->hi[k], c->res[k]);
             fprintf(f, ")\n");
+            if (c->v == V_UNDECIDED)
+                print_to_decide(f, c);
         }
     }
 }

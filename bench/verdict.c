@@ -163,6 +163,64 @@ void check_eval(vcheck *ck, const round_fig *const *figs, int nrounds, double *s
     }
 }
 
+/* Condition k's leaning (true: toward decided true) and the pairs at which
+ * its interval would leave the bound: the half of it that faces the bound
+ * shrinks as 1/sqrt(pairs) until it is shorter than the median's distance
+ * from the bound. INFINITY on the bound. */
+static double cond_to_decide(const vcheck *ck, int k, bool *leans_true) {
+    double m = ck->est[k], lo = ck->lo[k], hi = ck->hi[k], r = ck->res[k], n = ck->pairs;
+    *leans_true = m <= r;
+    if (!isfinite(m) || !isfinite(lo) || !isfinite(hi) || m == r || n <= 0)
+        return INFINITY;
+    double half = m > r ? m - lo : hi - m, dist = fabs(m - r);
+    double need = n * (half / dist) * (half / dist);
+    return need > n ? need : n;
+}
+
+double check_to_decide(const vcheck *ck, verdict *lean) {
+    bool t0, t1;
+    double n0 = cond_to_decide(ck, 0, &t0);
+    *lean = V_UNDECIDED;
+    if (ck->ncond == 1) {
+        if (isfinite(n0))
+            *lean = t0 ? V_PASS : V_MISS;
+        return n0;
+    }
+    /* Not beaten: either condition decided false passes it, both true miss
+     * it (check_eval). */
+    double n1 = cond_to_decide(ck, 1, &t1);
+    double pass = INFINITY;
+    if (!t0)
+        pass = n0;
+    if (!t1 && n1 < pass)
+        pass = n1;
+    if (isfinite(pass)) {
+        *lean = V_PASS;
+        return pass;
+    }
+    if (t0 && t1 && isfinite(n0) && isfinite(n1)) {
+        *lean = V_MISS;
+        return n0 > n1 ? n0 : n1;
+    }
+    return INFINITY;
+}
+
+bool checks_out_of_reach(const vcheck *ck, int n, int rounds, double round_s, double left_s) {
+    if (rounds < OUT_OF_REACH_ROUNDS || !(round_s > 0))
+        return false;
+    bool any = false;
+    for (int q = 0; q < n; ++q) {
+        if (ck[q].v != V_UNDECIDED)
+            continue;
+        any = true;
+        verdict lean;
+        double more = (check_to_decide(&ck[q], &lean) - ck[q].pairs) * round_s;
+        if (!(more > OUT_OF_REACH_FACTOR * left_s))
+            return false;
+    }
+    return any;
+}
+
 static vcond cond2(int s1, int m1, double c1, int s2, int m2, double c2, double k) {
     vcond c = {.nterm = 2, .c = k};
     c.t[0] = (vterm){s1, m1, c1};

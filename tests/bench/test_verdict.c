@@ -177,6 +177,92 @@ static void decided_as_rounds_are_added(void **state) {
     rounds_free(r);
 }
 
+/* A check as cw-bench leaves it, without rounds: its conditions' medians
+ * and intervals as given. */
+static vcheck made_up(int ncond, int pairs, const double (*c)[4]) {
+    vcheck ck = {.goal = 'c', .ncond = ncond, .pairs = pairs, .v = V_UNDECIDED};
+    for (int k = 0; k < ncond; ++k) {
+        ck.est[k] = c[k][0];
+        ck.lo[k] = c[k][1];
+        ck.hi[k] = c[k][2];
+        ck.res[k] = c[k][3];
+    }
+    return ck;
+}
+
+/* The projection: the half of the interval facing the bound shrinks as
+ * 1/sqrt(pairs) until it is shorter than the median's distance from it. */
+static void to_decide_by_hand(void **state) {
+    (void)state;
+    verdict lean;
+    /* A requirement 1 below its bound, its upper half 2: 4x the pairs. */
+    vcheck pass = made_up(1, 100, (const double[][4]){{-1, -3, 1, 0}});
+    assert_true(fabs(check_to_decide(&pass, &lean) - 400) < 1e-9);
+    assert_int_equal(lean, V_PASS);
+    vcheck miss = made_up(1, 100, (const double[][4]){{1, -1, 3, 0}});
+    assert_true(fabs(check_to_decide(&miss, &lean) - 400) < 1e-9);
+    assert_int_equal(lean, V_MISS);
+    /* Measured from the resolution, not from 0. */
+    vcheck res = made_up(1, 100, (const double[][4]){{0.5, 0, 1, 1}});
+    assert_true(fabs(check_to_decide(&res, &lean) - 100) < 1e-9);
+    assert_int_equal(lean, V_PASS);
+    vcheck on = made_up(1, 100, (const double[][4]){{0, -1, 1, 0}});
+    assert_true(isinf(check_to_decide(&on, &lean)));
+    assert_int_equal(lean, V_UNDECIDED);
+    /* Not beaten: a condition leaning false passes it at its own pairs,
+     * whatever the other; both leaning true miss it at the later. */
+    vcheck c_pass = made_up(2, 100, (const double[][4]){{0.5, -0.5, 1.5, 0}, {-5, -6, -4, 1}});
+    assert_true(fabs(check_to_decide(&c_pass, &lean) - 400) < 1e-9);
+    assert_int_equal(lean, V_PASS);
+    vcheck c_miss = made_up(2, 100, (const double[][4]){{-1, -3, 1, 0}, {-2, -3, -1, 0}});
+    assert_true(fabs(check_to_decide(&c_miss, &lean) - 400) < 1e-9);
+    assert_int_equal(lean, V_MISS);
+    /* One on its bound, the other leaning true: nothing decides it. */
+    vcheck c_on = made_up(2, 100, (const double[][4]){{0, -1, 1, 0}, {-2, -3, -1, 0}});
+    assert_true(isinf(check_to_decide(&c_on, &lean)));
+    assert_int_equal(lean, V_UNDECIDED);
+}
+
+/* A cell stops once no undecided check's projection fits twice the time it
+ * has left, from OUT_OF_REACH_ROUNDS rounds on; decided checks do not keep
+ * it going, and a cell of decided checks is not "out of reach". */
+static void out_of_reach_by_hand(void **state) {
+    (void)state;
+    /* 300 more rounds at 0.1 s: 30 s. */
+    vcheck ck[2] = {made_up(1, 100, (const double[][4]){{-1, -3, 1, 0}}),
+                    made_up(1, 100, (const double[][4]){{-5, -6, -4, 0}})};
+    ck[1].v = V_PASS;
+    assert_true(checks_out_of_reach(ck, 2, 100, 0.1, 14));
+    assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 15));
+    assert_false(checks_out_of_reach(ck, 2, OUT_OF_REACH_ROUNDS - 1, 0.1, 1));
+    /* A second undecided check within reach keeps the cell going. */
+    vcheck near = made_up(1, 100, (const double[][4]){{-1, -1.5, 0.1, 0}});
+    vcheck both[2] = {ck[0], near};
+    assert_false(checks_out_of_reach(both, 2, 100, 0.1, 14));
+    ck[0].v = V_PASS;
+    assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 0));
+}
+
+/* On made-up rounds 4% over blocking with noise (the bound 5% + 2 us), the
+ * projection from the first 60 rounds is of the right verdict, and the
+ * check is decided by twice the pairs it projected. */
+static void to_decide_comes_true(void **state) {
+    (void)state;
+    rounds *r = rounds_new();
+    fill(r, MAXR, 1.04, 40);
+    vcheck ck = a_latency_check();
+    check_eval(&ck, figs(r), 60, r->scratch);
+    assert_int_equal(ck.v, V_UNDECIDED);
+    verdict lean;
+    double need = check_to_decide(&ck, &lean);
+    printf("undecided after 60 rounds, projected %s after %.0f\n", verdict_names[lean], need);
+    assert_int_equal(lean, V_PASS);
+    assert_true(need > 60 && 2 * need < MAXR);
+    check_eval(&ck, figs(r), (int)(2 * need), r->scratch);
+    assert_int_equal(ck.v, V_PASS);
+    rounds_free(r);
+}
+
 /* Only rounds in which both strategies ran are pairs. */
 static void pairs_need_both(void **state) {
     (void)state;
@@ -464,6 +550,9 @@ static const struct CMUnitTest bench_verdict[] = {
     cmocka_unit_test(miss_when_wholly_above),
     cmocka_unit_test(undecided_across_the_bound),
     cmocka_unit_test(decided_as_rounds_are_added),
+    cmocka_unit_test(to_decide_by_hand),
+    cmocka_unit_test(out_of_reach_by_hand),
+    cmocka_unit_test(to_decide_comes_true),
     cmocka_unit_test(pairs_need_both),
     cmocka_unit_test(goal_c_beaten_or_not),
     cmocka_unit_test(goals_per_cell),
