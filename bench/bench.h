@@ -464,6 +464,7 @@ typedef struct progress {
     int cell, ncells; /* cells done, cells in the run */
     double t_start;
     const plan *plan;
+    double run_time; /* --run-time: the run's budget from t_start; 0 none */
 } progress;
 
 /* Re-executes this program pinned to c, reading its records into r (and cal);
@@ -611,12 +612,17 @@ void check_eval(vcheck *ck, const round_fig *const *figs, int nrounds, double *s
  * median the verdict hangs on sits on its bound. A projection, for telling
  * a check that more rounds decide from one they do not. */
 double check_to_decide(const vcheck *ck, verdict *lean);
-/* Whether more rounds of a cell decide nothing within its budget: every
- * undecided check, projected (check_to_decide), needs more than
- * OUT_OF_REACH_FACTOR times `left_s` at `round_s` a round. Never before
- * OUT_OF_REACH_ROUNDS rounds: a projection from a few rounds is a guess. */
-bool checks_out_of_reach(const vcheck *ck, int n, int rounds, double round_s, double left_s);
+/* Whether more rounds of a cell decide nothing within its budget
+ * (`budget_s`, of which `elapsed_s` is spent): every undecided check,
+ * projected (check_to_decide), needs more than OUT_OF_REACH_FACTOR times
+ * the time left at `round_s` a round. Never before OUT_OF_REACH_ROUNDS
+ * rounds and half the budget: a projection from a few rounds is a guess,
+ * and a median that sits on its bound after 30 rounds may leave it after
+ * 300, which a short cell affords in seconds. */
+bool checks_out_of_reach(const vcheck *ck, int n, int rounds, double round_s, double elapsed_s,
+                         double budget_s);
 #define OUT_OF_REACH_ROUNDS 30
+#define OUT_OF_REACH_SPENT 0.5
 #define OUT_OF_REACH_FACTOR 2.0
 /* The median of d (sorted in place) and its distribution-free 95% interval
  * (the sign test's order statistics); -1, the bounds NAN, below 6 values,

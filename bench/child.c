@@ -503,11 +503,11 @@ static int run_cell(child *c, const kernel_spec *k, double max_time) {
             round_s += active[j] ? block_s[j] : 0;
         for (int f = 0; f < 2; ++f)
             round_s += first_on[f] ? first_s[f] : 0;
-        /* Checks at their bound take rounds no budget holds: stop the
-         * cell once none left could be decided within twice the time it
-         * has left, so that the run's budget goes to cells where more
-         * rounds decide. */
-        if (checks_out_of_reach(checks, nck, cs.rounds, round_s, max_time - (now_s() - t0))) {
+        /* Checks at their bound take rounds no budget holds: once half
+         * its time is spent, stop the cell where none left could be
+         * decided within twice the time it has left, so that the run's
+         * budget goes to cells where more rounds decide. */
+        if (checks_out_of_reach(checks, nck, cs.rounds, round_s, now_s() - t0, max_time)) {
             stopped_by = "out of reach";
             break;
         }

@@ -258,7 +258,7 @@ static int parent_main(int argc, char **argv, const options *o0) {
         fprintf(stderr, "%s: --dry-run: nothing run\n", prog);
         return 0;
     }
-    progress pg = {0, pl.ncells, t_start, &pl};
+    progress pg = {0, pl.ncells, t_start, &pl, o.run_time};
     ri.layer = layer;
 
     results r;

@@ -85,11 +85,16 @@ static void print_progress(const results *r, const config *c, progress *pg) {
     const cell *ce = &r->cells[r->ncells - 1];
     pg->cell++;
     double elapsed = now_s() - pg->t_start;
+    /* The plan knows the caps, not the run's budget, which ends the run
+     * sooner wherever cells run to their caps. */
+    double to_go = plan_to_go(pg->plan, pg->cell);
+    if (pg->run_time > 0 && to_go > pg->run_time - elapsed)
+        to_go = pg->run_time > elapsed ? pg->run_time - elapsed : 0;
     fprintf(stderr,
             "[cell %d/%d] %s on %s, config %s: %u launches per strategy in %.1f s (stopped by "
             "%s); %.0f s so far, about %.0f s to go\n",
             pg->cell, pg->ncells, ce->kernel, c->model.spec, c->spec, ce->launches, ce->elapsed_s,
-            ce->stopped_by, elapsed, plan_to_go(pg->plan, pg->cell));
+            ce->stopped_by, elapsed, to_go);
 }
 
 /* The child's side of the fork: pin, set the worker count, exec. */

@@ -205,8 +205,10 @@ double check_to_decide(const vcheck *ck, verdict *lean) {
     return INFINITY;
 }
 
-bool checks_out_of_reach(const vcheck *ck, int n, int rounds, double round_s, double left_s) {
-    if (rounds < OUT_OF_REACH_ROUNDS || !(round_s > 0))
+bool checks_out_of_reach(const vcheck *ck, int n, int rounds, double round_s, double elapsed_s,
+                         double budget_s) {
+    double left_s = budget_s - elapsed_s;
+    if (rounds < OUT_OF_REACH_ROUNDS || !(round_s > 0) || elapsed_s < OUT_OF_REACH_SPENT * budget_s)
         return false;
     bool any = false;
     for (int q = 0; q < n; ++q) {

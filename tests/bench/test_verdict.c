@@ -224,23 +224,28 @@ static void to_decide_by_hand(void **state) {
 }
 
 /* A cell stops once no undecided check's projection fits twice the time it
- * has left, from OUT_OF_REACH_ROUNDS rounds on; decided checks do not keep
- * it going, and a cell of decided checks is not "out of reach". */
+ * has left, from OUT_OF_REACH_ROUNDS rounds and half its budget on;
+ * decided checks do not keep it going, and a cell of decided checks is not
+ * "out of reach". */
 static void out_of_reach_by_hand(void **state) {
     (void)state;
-    /* 300 more rounds at 0.1 s: 30 s. */
+    /* 300 more rounds at 0.1 s: 30 s; of a 60 s budget, 46 s spent leaves
+     * 14 (28 < 30), 45 s spent leaves 15 (30, not over). */
     vcheck ck[2] = {made_up(1, 100, (const double[][4]){{-1, -3, 1, 0}}),
                     made_up(1, 100, (const double[][4]){{-5, -6, -4, 0}})};
     ck[1].v = V_PASS;
-    assert_true(checks_out_of_reach(ck, 2, 100, 0.1, 14));
-    assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 15));
-    assert_false(checks_out_of_reach(ck, 2, OUT_OF_REACH_ROUNDS - 1, 0.1, 1));
+    assert_true(checks_out_of_reach(ck, 2, 100, 0.1, 46, 60));
+    assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 45, 60));
+    assert_false(checks_out_of_reach(ck, 2, OUT_OF_REACH_ROUNDS - 1, 0.1, 59, 60));
+    /* Out of reach, but under half the budget spent: on. */
+    assert_true(checks_out_of_reach(ck, 2, 100, 0.1, 50, 50.1));
+    assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 24, 50.1));
     /* A second undecided check within reach keeps the cell going. */
     vcheck near = made_up(1, 100, (const double[][4]){{-1, -1.5, 0.1, 0}});
     vcheck both[2] = {ck[0], near};
-    assert_false(checks_out_of_reach(both, 2, 100, 0.1, 14));
+    assert_false(checks_out_of_reach(both, 2, 100, 0.1, 46, 60));
     ck[0].v = V_PASS;
-    assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 0));
+    assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 60, 60));
 }
 
 /* On made-up rounds 4% over blocking with noise (the bound 5% + 2 us), the
