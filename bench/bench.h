@@ -615,10 +615,11 @@ double check_to_decide(const vcheck *ck, verdict *lean);
 /* Whether more rounds of a cell decide nothing within its budget
  * (`budget_s`, of which `elapsed_s` is spent): every undecided check,
  * projected (check_to_decide), needs more than OUT_OF_REACH_FACTOR times
- * the time left at `round_s` a round. Never before OUT_OF_REACH_ROUNDS
- * rounds and half the budget: a projection from a few rounds is a guess,
- * and a median that sits on its bound after 30 rounds may leave it after
- * 300, which a short cell affords in seconds. */
+ * the time left at `round_s` a round, where a round still fits in it.
+ * Never before OUT_OF_REACH_ROUNDS rounds and half the budget: a
+ * projection from a few rounds is a guess, and a median that sits on its
+ * bound after 30 rounds may leave it after 300, which a short cell affords
+ * in seconds. */
 bool checks_out_of_reach(const vcheck *ck, int n, int rounds, double round_s, double elapsed_s,
                          double budget_s);
 #define OUT_OF_REACH_ROUNDS 30

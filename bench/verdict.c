@@ -208,7 +208,9 @@ double check_to_decide(const vcheck *ck, verdict *lean) {
 bool checks_out_of_reach(const vcheck *ck, int n, int rounds, double round_s, double elapsed_s,
                          double budget_s) {
     double left_s = budget_s - elapsed_s;
-    if (rounds < OUT_OF_REACH_ROUNDS || !(round_s > 0) || elapsed_s < OUT_OF_REACH_SPENT * budget_s)
+    /* Where no round fits, the budget itself ends the cell. */
+    if (rounds < OUT_OF_REACH_ROUNDS || !(round_s > 0) || left_s <= round_s ||
+        elapsed_s < OUT_OF_REACH_SPENT * budget_s)
         return false;
     bool any = false;
     for (int q = 0; q < n; ++q) {

@@ -237,9 +237,11 @@ static void out_of_reach_by_hand(void **state) {
     assert_true(checks_out_of_reach(ck, 2, 100, 0.1, 46, 60));
     assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 45, 60));
     assert_false(checks_out_of_reach(ck, 2, OUT_OF_REACH_ROUNDS - 1, 0.1, 59, 60));
-    /* Out of reach, but under half the budget spent: on. */
-    assert_true(checks_out_of_reach(ck, 2, 100, 0.1, 50, 50.1));
-    assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 24, 50.1));
+    /* Out of reach, but under half the budget spent: on; no round left to
+     * run: the budget's to end, not this rule's. */
+    assert_true(checks_out_of_reach(ck, 2, 100, 0.1, 40, 50));
+    assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 24, 50));
+    assert_false(checks_out_of_reach(ck, 2, 100, 0.1, 49.95, 50));
     /* A second undecided check within reach keeps the cell going. */
     vcheck near = made_up(1, 100, (const double[][4]){{-1, -1.5, 0.1, 0}});
     vcheck both[2] = {ck[0], near};
