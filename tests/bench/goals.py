@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """bench/goals.py on made-up cw-bench JSON: a goal's verdict from its
-checks' (MISS if one missed, PASS if all passed, else UNDECIDED), goal d's
+checks' (MISS if one missed, PASS if all passed, else UNDECIDED), an
+undecided check's projection as the run states it, goal d's
 from a sweep's models (38 of 40), the figures against blocking's, and the
 blocks it writes into a document and then finds up to date.
 
@@ -74,6 +75,21 @@ def main():
         expect("goal c: UNDECIDED" in out and "UNDECIDED pocl3, latency, config 1: poll made-up"
                in out, "an undecided check, none missed: UNDECIDED, listed", out)
         expect("goal b: SKIP" in out, "a goal with no cell in the run says so", out)
+        # An undecided check's projection, as the run states it, under it.
+        far = check("a", "UNDECIDED", strategy="cooperative")
+        far["to_decide"] = {"verdict": "PASS", "pairs": 4321.0, "seconds": 250.4}
+        on = check("a", "UNDECIDED", strategy="pthread")
+        on["to_decide"] = {"verdict": "none", "pairs": None, "seconds": None}
+        rc, out = run(goals, work, "undecided.json", doc([far, on, check("a", "UNDECIDED")]))
+        lines = out.splitlines()
+        at = [i for i, l in enumerate(lines) if "cooperative made-up" in l]
+        expect(at and lines[at[0] + 1] == "      at this spread: PASS after about 4300 pairs "
+               "(360.1x these), about 250 s more at the cell's pace",
+               "an undecided check's projection under it", out)
+        at = [i for i, l in enumerate(lines) if "pthread made-up" in l]
+        expect(at and "sits on its bound" in lines[at[0] + 1],
+               "a median on its bound: no number of pairs", out)
+        expect(out.count("at this spread") == 2, "no projection where the run states none", out)
         # auto: latency 12 / 10, CPU 10 / 20.
         expect(any(l.startswith("auto") and "1.20 (1.20-1.20)" in l and "0.50 (0.50-0.50)" in l
                    for l in out.splitlines()), "auto's figures over blocking's", out)
