@@ -152,8 +152,9 @@ def goal_lines(doc):
         for c in checks:
             if g in LIST_PASSES or c["verdict"] != "PASS":
                 out.append(check_line(c))
-            if c["verdict"] == "UNDECIDED" and decide_line(c):
-                out.append(decide_line(c))
+            line = decide_line(c) if c["verdict"] == "UNDECIDED" else None
+            if line:
+                out.append(line)
     return out, verdicts
 
 
