@@ -17,30 +17,55 @@
 
 /*
  * A moving estimate of how long waits on one command queue take, for the
- * strategies that plan ahead (backoff-poll, auto). 64 direct-mapped slots
- * keyed by the queue pointer; a collision just replaces the slot. Key and
- * value are separate relaxed atomics: a reader that pairs one queue's key
- * with another's value gets a bad hint, never a bad wait, so no lock.
+ * strategies that plan ahead (backoff-poll, auto), keyed by the queue
+ * pointer: 64 sets of 4 slots, a new queue taking the slot of its set fed
+ * least recently, so that a queue waited on all along keeps its estimate
+ * while others come and go: a program may wait on a few dozen queues (one
+ * per stream, or a fresh one per phase), and with one slot a set any two
+ * that hashed alike would take it in turns, each wait finding none and
+ * planning nothing. Key and values are separate relaxed atomics: a reader
+ * that pairs one queue's key with another's value, or two racing puts of
+ * new queues that take the same slot, give a bad hint for a while, never a
+ * bad wait, so no lock.
  */
-#define EST_SLOTS 64u
+#define EST_SETS 64u
+#define EST_WAYS 4u
 static struct {
     _Atomic uintptr_t key;
     _Atomic uint64_t ns;
+    _Atomic uint64_t fed_ns;     /* when a wait last fed it (cw_now_ns): the set's eviction order */
     _Atomic uint32_t host_units; /* auto: host CPUs the device's work takes, + 1; 0 unknown */
     _Atomic uint64_t end_ns;     /* auto's late waits: when commands end; 0 none */
     _Atomic uint64_t end_dev_ns; /* how far a told end lies from end_ns, on average */
-} estimates[EST_SLOTS];
+} estimates[EST_SETS * EST_WAYS];
 
-static unsigned est_slot(uintptr_t key) {
-    return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15u) >> 58);
+/* The first slot of the set of `key`. */
+static unsigned est_set(uintptr_t key) {
+    return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15u) >> 58) * EST_WAYS;
 }
 
-/* The slot that holds `key` (not 0): its index, or -1 when another queue's
- * estimate, or none, is there. */
+/* The slot that holds `key` (not 0): its index, or -1 when none does. */
 static int slot_of(uintptr_t key) {
-    unsigned i = est_slot(key);
-    return key && atomic_load_explicit(&estimates[i].key, memory_order_relaxed) == key ? (int)i
-                                                                                       : -1;
+    unsigned first = est_set(key);
+    for (unsigned i = first; key && i < first + EST_WAYS; ++i)
+        if (atomic_load_explicit(&estimates[i].key, memory_order_relaxed) == key)
+            return (int)i;
+    return -1;
+}
+
+/* The slot a new key takes: the one of its set fed least recently (a free
+ * one was never fed). */
+static unsigned slot_to_take(uintptr_t key) {
+    unsigned first = est_set(key), oldest = first;
+    uint64_t oldest_ns = UINT64_MAX;
+    for (unsigned i = first; i < first + EST_WAYS; ++i) {
+        uint64_t fed = atomic_load_explicit(&estimates[i].fed_ns, memory_order_relaxed);
+        if (fed < oldest_ns) {
+            oldest_ns = fed;
+            oldest = i;
+        }
+    }
+    return oldest;
 }
 
 /* One step of a moving estimate from `old` with the newest wait `ns`. A
@@ -79,16 +104,17 @@ void cw__estimate_put(uintptr_t key, uint64_t ns) {
         return;
     int i = slot_of(key);
     if (i < 0) {
-        i = (int)est_slot(key);
+        i = (int)slot_to_take(key);
         atomic_store_explicit(&estimates[i].key, key, memory_order_relaxed);
         atomic_store_explicit(&estimates[i].ns, ns, memory_order_relaxed);
         atomic_store_explicit(&estimates[i].host_units, 0, memory_order_relaxed);
         atomic_store_explicit(&estimates[i].end_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&estimates[i].end_dev_ns, 0, memory_order_relaxed);
-        return;
+    } else {
+        uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
+        atomic_store_explicit(&estimates[i].ns, follow(old, ns), memory_order_relaxed);
     }
-    uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
-    atomic_store_explicit(&estimates[i].ns, follow(old, ns), memory_order_relaxed);
+    atomic_store_explicit(&estimates[i].fed_ns, cw_now_ns(), memory_order_relaxed);
 }
 
 uint64_t cw__estimate_end_get(uintptr_t key, uint64_t *dev_ns) {

@@ -686,6 +686,27 @@ static void estimate_recovers_after_one_long_wait(void **state) {
     assert_true(cw__estimate_get(key) >= 500000);
 }
 
+/* A queue waited on all along keeps its estimate, and its end estimate,
+ * while other queues come and go, two waits each (a program that makes a
+ * queue per phase): a thousand keys are sure to share its set, and one
+ * that took its slot would leave its next wait unplanned. */
+static void estimate_kept_while_other_queues_come_and_go(void **state) {
+    (void)state;
+    uintptr_t key = (uintptr_t)&key;
+    cw__estimate_put(key, 1000000);
+    cw__estimate_end_put(key, 900000, 0);
+    for (uintptr_t i = 1; i <= 1000; ++i) {
+        uintptr_t other = key + i * 4096u;
+        cw__estimate_put(other, 5000000);
+        cw__estimate_put(other, 5000000);
+        assert_int_equal(cw__estimate_get(other), 5000000);
+        assert_int_equal(cw__estimate_get(key), 1000000);
+        uint64_t dev;
+        assert_int_equal(cw__estimate_end_get(key, &dev), 900000);
+        cw__estimate_put(key, 1000000);
+    }
+}
+
 /*
  * The end estimate (auto's late waits): a told end is followed; one known
  * only between two polls leaves an estimate inside that span alone, raises
@@ -1409,9 +1430,10 @@ static void load_is_read_only_where_a_cpu_may_be_spare(void **state) {
         skip();
     }
     cpu_set_t old = cw_test_pin_cpus(2);
-    /* The estimates live in 64 direct-mapped slots: two queues that share
-     * one are set up again, the old ones kept to the end (cw keys what it
-     * learns of a queue by its handle, which a new queue may reuse). */
+    /* A queue whose estimate another took (a set of the estimates' table
+     * full of earlier tests' queues) is set up again, the old ones kept to
+     * the end (cw keys what it learns of a queue by its handle, which a new
+     * queue may reuse). */
     cl_command_queue spare[16];
     int nspare = 0;
     cl_command_queue cpu = counted_queue(CL_DEVICE_TYPE_CPU);
@@ -1521,6 +1543,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(failure_reported_within_two_check_intervals),
     cmocka_unit_test(short_wait_after_long_one_is_not_late),
     cmocka_unit_test(estimate_recovers_after_one_long_wait),
+    cmocka_unit_test(estimate_kept_while_other_queues_come_and_go),
     cmocka_unit_test(end_estimate_comes_down_to_the_end),
     cmocka_unit_test(failure_reported_within_the_bound_of_a_long_expected_wait),
     cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),
