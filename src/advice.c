@@ -71,6 +71,6 @@ int cw_advice_waited(cl_command_queue queue, uint64_t waited_ns) {
     /* As cw_wait leaves out its own driver waits that found the command as
      * good as done: such a length would cut the estimate for nothing. */
     if (waited_ns >= CW__EST_SETTLED_DONE_NS)
-        cw__estimate_put((uintptr_t)queue, waited_ns);
+        cw__estimate_put((uintptr_t)queue, waited_ns, true);
     return CW_OK;
 }

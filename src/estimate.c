@@ -81,6 +81,23 @@ static uint64_t follow(uint64_t old, uint64_t ns) {
     return cw__moving(old, ns, CW__EST_WEIGHT_SHIFT);
 }
 
+/* Up by as much as 4x at once, to `ns` at most: a step over twice the
+ * estimate that is taken as the queue's commands grown longer. */
+static uint64_t rise_to(uint64_t old, uint64_t ns) {
+    return ns / CW__EST_DROP > old ? CW__EST_DROP * old : ns;
+}
+
+/* From CW__EST_RISE_MIN_NS on (half the default check interval, where the
+ * first failed-command check is put by the expected wait), one wait over
+ * twice the estimate raises it at once (rise_to): following a kernel 5x
+ * longer than the last by a quarter, each of its first few waits woke for
+ * a check the estimate put too early. Shorter waits follow by a quarter:
+ * there one preempted wait, 2-4x the rest, would turn auto's spin off for
+ * the next wait. */
+_Static_assert(CW__EST_RISE_MIN_NS ==
+                   (uint64_t)CW_CHECK_INTERVAL_US_DEFAULT * 1000u / CW__CHECK_EXPECTED_FACTOR,
+               "the rise begins at half the default check interval");
+
 static uintptr_t queue_key(cl_event event) {
     cl_command_queue q = NULL;
     if (clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS)
@@ -97,9 +114,9 @@ uint64_t cw__estimate_of(cl_event event) {
     return cw__estimate_get(queue_key(event));
 }
 
-/* A few waits follow a change to a longer kernel; one outlier moves it by
- * a quarter (follow). */
-void cw__estimate_put(uintptr_t key, uint64_t ns) {
+/* A few waits follow a change to a longer kernel, one outlier moves it by
+ * a quarter (follow); from EST_RISE_MIN_NS on, one wait (rise_to). */
+void cw__estimate_put(uintptr_t key, uint64_t ns, bool rise) {
     if (!key)
         return;
     int i = slot_of(key);
@@ -112,7 +129,9 @@ void cw__estimate_put(uintptr_t key, uint64_t ns) {
         atomic_store_explicit(&estimates[i].end_dev_ns, 0, memory_order_relaxed);
     } else {
         uint64_t old = atomic_load_explicit(&estimates[i].ns, memory_order_relaxed);
-        atomic_store_explicit(&estimates[i].ns, follow(old, ns), memory_order_relaxed);
+        uint64_t next =
+            rise && ns >= CW__EST_RISE_MIN_NS && ns / 2u > old ? rise_to(old, ns) : follow(old, ns);
+        atomic_store_explicit(&estimates[i].ns, next, memory_order_relaxed);
     }
     atomic_store_explicit(&estimates[i].fed_ns, cw_now_ns(), memory_order_relaxed);
 }
@@ -132,8 +151,13 @@ uint64_t cw__estimate_end_get(uintptr_t key, uint64_t *dev_ns) {
  * wait checks by waking earlier, since left there it would never be
  * corrected: every wait would wake past the end and learn no more (a
  * 20 ms command planned with 31 ms, polled at 15 ms and 31 ms, for good).
+ * A told end over twice the estimate raises it by up to 4x at once, as a
+ * short wait brings the wait estimate down: the queue's commands grew
+ * longer, and following by a quarter would plan each of the next ten or
+ * so waits short of the end, to poll coarsely past it (from 20 ms to
+ * 100 ms commands: 1-5 ms late, a wait).
  */
-void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns) {
+void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns, bool rise) {
     int i = slot_of(key);
     if (i < 0)
         return;
@@ -150,7 +174,13 @@ void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns) {
         atomic_store_explicit(&estimates[i].end_dev_ns, cw__moving(dev, off, CW__EST_WEIGHT_SHIFT),
                               memory_order_relaxed);
     }
-    uint64_t next = old ? follow(old, ns) : ns;
+    uint64_t next;
+    if (!old)
+        next = ns;
+    else if (rise && !span_ns && ns / 2u > old)
+        next = rise_to(old, ns);
+    else
+        next = follow(old, ns);
     atomic_store_explicit(&estimates[i].end_ns, next ? next : 1, memory_order_relaxed);
 }
 

@@ -37,8 +37,10 @@ bool cw__estimate_spare_cpu(uintptr_t key, bool any_other);
  * allowed CPUs are those of auto's view, re-read at most every 50 ms. */
 bool cw__estimate_shares_cpus(uintptr_t key);
 
-/* Feed the time a completed wait took on that queue. */
-void cw__estimate_put(uintptr_t key, uint64_t ns);
+/* Feed the time a completed wait took on that queue; `rise`: a wait over
+ * twice the estimate may raise it at once (estimate.c; false only for the
+ * benchmark's ablation). */
+void cw__estimate_put(uintptr_t key, uint64_t ns, bool rise);
 
 /*
  * A second estimate per queue, of when its commands end rather than of how
@@ -54,6 +56,6 @@ void cw__estimate_put(uintptr_t key, uint64_t ns);
 uint64_t cw__estimate_end_get(uintptr_t key, uint64_t *dev_ns);
 /* A command's end, `ns` into its wait, give or take `span_ns` (0: told
  * within the polls' share). */
-void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns);
+void cw__estimate_end_put(uintptr_t key, uint64_t ns, uint64_t span_ns, bool rise);
 
 #endif

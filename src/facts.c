@@ -12,7 +12,7 @@
 static _Thread_local unsigned auto_turn;
 
 /* The mechanisms switched off by CW_AUTO_OFF, read once: a comma-separated
- * list of spin, vote, near, short, late, peek. For the
+ * list of spin, vote, near, short, late, peek, rise. For the
  * benchmark's ablation only (bench/README.md); unknown names are ignored. */
 static unsigned auto_off;
 static void auto_off_read(void) {
@@ -20,7 +20,8 @@ static void auto_off_read(void) {
         const char *name;
         unsigned bit;
     } names[] = {{"spin", CW__OFF_SPIN},   {"vote", CW__OFF_VOTE}, {"near", CW__OFF_NEAR},
-                 {"short", CW__OFF_SHORT}, {"late", CW__OFF_LATE}, {"peek", CW__OFF_PEEK}};
+                 {"short", CW__OFF_SHORT}, {"late", CW__OFF_LATE}, {"peek", CW__OFF_PEEK},
+                 {"rise", CW__OFF_RISE}};
     const char *s = getenv("CW_AUTO_OFF");
     while (s && *s) {
         size_t len = strcspn(s, ",");

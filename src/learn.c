@@ -59,7 +59,7 @@ void cw__learn(cl_event event, const cw__plan *p, const cw__choice *ch, bool dri
     if (rc != CW_OK || !p->queue_key)
         return;
     uint64_t took = cw_now_ns() - p->start_ns;
-    cw__estimate_put(p->queue_key, took);
+    cw__estimate_put(p->queue_key, took, ch->rise);
     if (r->ended_ns)
-        cw__estimate_end_put(p->queue_key, r->ended_ns - p->start_ns, r->ended_span_ns);
+        cw__estimate_end_put(p->queue_key, r->ended_ns - p->start_ns, r->ended_span_ns, ch->rise);
 }

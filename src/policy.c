@@ -390,4 +390,5 @@ static void choose(const cw__facts *f, cw__choice *c) {
 void cw__policy_choose(const cw__facts *f, cw__choice *c) {
     *c = (cw__choice){.way = CW__WAY_PARK, .plan_ns = f->expected_ns};
     choose(f, c);
+    c->rise = !(f->off & CW__OFF_RISE);
 }

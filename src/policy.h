@@ -55,7 +55,8 @@ enum {
     CW__OFF_NEAR = 1u << 2,  /* the near class: no trials, the callback wait */
     CW__OFF_SHORT = 1u << 3, /* the short class: likewise */
     CW__OFF_LATE = 1u << 4,  /* callbacks never judged late: no late or hybrid polls */
-    CW__OFF_PEEK = 1u << 5,  /* parked waits never peek */
+    CW__OFF_RISE = 1u << 5,  /* the estimates follow a longer wait by a quarter only */
+    CW__OFF_PEEK = 1u << 6,  /* parked waits never peek */
 };
 
 /* What auto knows when a wait begins. */
@@ -102,6 +103,7 @@ typedef struct cw__choice {
     uint64_t peek_ns;     /* park: read the status this far into the wait; 0: none */
     uint64_t plan_ns;     /* the expected wait the way plans with */
     uint64_t poll_for_ns; /* CW__WAY_SLEEP_POLL: poll this long, then park on the callback */
+    bool rise;            /* the estimates may rise at once after this wait */
     uint64_t fine_ns;     /* polling ways: no delay longer than this around the expected
                            * end (from fine_early_ns before it to CW__LATE_FINE_WINDOW_SHIFT
                            * past it); 0: the usual steps */

@@ -69,6 +69,7 @@
 /* The per-queue estimates (estimate.c). */
 #define CW__EST_WEIGHT_SHIFT 2u /* shift | a wait moves the estimate by 1/4 of the difference | design */
 #define CW__EST_DROP 4u /* ratio | a wait under half the estimate brings it down by up to this factor at once | design: within 2x after log4(ratio) waits */
+#define CW__EST_RISE_MIN_NS 8000000u /* ns | from here one wait over twice the estimate raises it by up to CW__EST_DROP at once | derived: half the default check interval */
 #define CW__EST_SETTLED_DONE_NS 10000ull /* ns | a driver wait shorter than this found its command done and feeds no estimate | design: a microdelay's spin bound */
 
 /* clang-format on */

@@ -227,7 +227,7 @@ static void watch_expected_long_makes_no_check(void **state) {
     cwh_saxpy sx;
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
     for (int i = 0; i < 24; ++i)
-        cw__estimate_put((uintptr_t)host.queue, 1000000000u);
+        cw__estimate_put((uintptr_t)host.queue, 1000000000u, true);
     cw_notifier *n;
     assert_int_equal(cw_notifier_create(0, &n), CW_OK);
     int ep = epoll_on(n);

@@ -625,6 +625,10 @@ static void switched_off_mechanisms_are_not_used(void **state) {
     cw__facts peek = {BASE, .driver_wait_allowed = false, .turn = 0, .off = CW__OFF_PEEK};
     cw__policy_choose(&peek, &c);
     assert_int_equal(c.peek_ns, 0);
+    assert_true(c.rise);
+    cw__facts rise = {BASE, .off = CW__OFF_RISE};
+    cw__policy_choose(&rise, &c);
+    assert_false(c.rise);
 }
 
 /* A late wait sleeps to its fine polls at once only where polls told the

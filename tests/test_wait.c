@@ -676,12 +676,12 @@ static void short_wait_after_long_one_is_not_late(void **state) {
 static void estimate_recovers_after_one_long_wait(void **state) {
     (void)state;
     uintptr_t key = (uintptr_t)&key; /* any non-zero key names a queue here */
-    cw__estimate_put(key, 1000000);
+    cw__estimate_put(key, 1000000, true);
     for (int i = 0; i < 5; ++i)
-        cw__estimate_put(key, 3000000000u); /* 3 s waits */
+        cw__estimate_put(key, 3000000000u, true); /* 3 s waits: up by 4x a wait */
     assert_true(cw__estimate_get(key) >= 750000000u);
     for (int i = 0; i < 8; ++i)
-        cw__estimate_put(key, 1000000);
+        cw__estimate_put(key, 1000000, true);
     assert_true(cw__estimate_get(key) <= 2000000);
     assert_true(cw__estimate_get(key) >= 500000);
 }
@@ -693,18 +693,40 @@ static void estimate_recovers_after_one_long_wait(void **state) {
 static void estimate_kept_while_other_queues_come_and_go(void **state) {
     (void)state;
     uintptr_t key = (uintptr_t)&key;
-    cw__estimate_put(key, 1000000);
-    cw__estimate_end_put(key, 900000, 0);
+    cw__estimate_put(key, 1000000, true);
+    cw__estimate_end_put(key, 900000, 0, true);
     for (uintptr_t i = 1; i <= 1000; ++i) {
         uintptr_t other = key + i * 4096u;
-        cw__estimate_put(other, 5000000);
-        cw__estimate_put(other, 5000000);
+        cw__estimate_put(other, 5000000, true);
+        cw__estimate_put(other, 5000000, true);
         assert_int_equal(cw__estimate_get(other), 5000000);
         assert_int_equal(cw__estimate_get(key), 1000000);
         uint64_t dev;
         assert_int_equal(cw__estimate_end_get(key, &dev), 900000);
-        cw__estimate_put(key, 1000000);
+        cw__estimate_put(key, 1000000, true);
     }
+}
+
+/* The estimate goes up at once to a wait over twice it from 8 ms on (by
+ * 4x at most), so a kernel 5x longer than the last makes no early check
+ * wake-ups after its first launch; shorter waits move it by a quarter, so
+ * one preempted short wait does not end auto's spins. */
+static void estimate_rises_at_once_to_a_longer_kernel(void **state) {
+    (void)state;
+    static char queue; /* its own key: a test run in one process keeps the slots */
+    uintptr_t key = (uintptr_t)&queue;
+    const uint64_t ms = 1000000u;
+    cw__estimate_put(key, 20 * ms, true);
+    cw__estimate_put(key, 100 * ms, true);
+    assert_int_equal(cw__estimate_get(key), 80 * ms);
+    cw__estimate_put(key, 100 * ms, true);
+    assert_int_equal(cw__estimate_get(key), 85 * ms);
+    cw__estimate_put(key, 400 * ms, true);
+    assert_int_equal(cw__estimate_get(key), 340 * ms);
+    uintptr_t short_key = key + 1;
+    cw__estimate_put(short_key, ms, true);
+    cw__estimate_put(short_key, 4 * ms, true);
+    assert_int_equal(cw__estimate_get(short_key), 1750000u);
 }
 
 /*
@@ -726,39 +748,44 @@ static void end_estimate_comes_down_to_the_end(void **state) {
     static char queue; /* its own key: a test run in one process keeps the slots */
     uintptr_t key = (uintptr_t)&queue;
     const uint64_t ms = 1000000u, end = 20 * ms, running = 15400000u;
-    cw__estimate_put(key, 40 * ms); /* the slot the end estimate lives in */
-    cw__estimate_end_put(key, 31 * ms, 0);
+    cw__estimate_put(key, 40 * ms, true); /* the slot the end estimate lives in */
+    cw__estimate_end_put(key, 31 * ms, 0, true);
     assert_int_equal(end_of(key), 31 * ms);
     int waits = 0;
     while (end_of(key) > end + ms && waits < 100) {
         uint64_t seen = end_of(key); /* the wake at the estimate */
-        cw__estimate_end_put(key, running + (seen - running) / 2u, (seen - running) / 2u);
+        cw__estimate_end_put(key, running + (seen - running) / 2u, (seen - running) / 2u, true);
         ++waits;
     }
     printf("a 31 ms end estimate came within 1 ms of a 20 ms end after %d waits\n", waits);
     assert_true(waits > 0 && waits <= 16);
     /* Inside the span: unchanged. */
     uint64_t e = end_of(key);
-    cw__estimate_end_put(key, e + ms, 2 * ms);
+    cw__estimate_end_put(key, e + ms, 2 * ms, true);
     assert_int_equal(end_of(key), e);
     /* Below the span: raised toward its middle. */
-    cw__estimate_end_put(key, e + 4 * ms, ms);
+    cw__estimate_end_put(key, e + 4 * ms, ms, true);
     assert_true(end_of(key) > e && end_of(key) < e + 4 * ms);
-    /* Told: followed by a quarter, longer ends too (a queue gone from
-     * 20 ms to 100 ms kernels). */
+    /* Told: followed by a quarter; over twice the estimate, up by 4x at
+     * most at once (a queue gone from 20 ms to 100 ms kernels). */
     e = end_of(key);
-    cw__estimate_end_put(key, e + 4 * ms, 0);
+    cw__estimate_end_put(key, e + 4 * ms, 0, true);
     assert_int_equal(end_of(key), e + ms);
+    cw__estimate_end_put(key, 20 * ms, 0, true);
+    for (int i = 0; i < 8; ++i)
+        cw__estimate_end_put(key, 20 * ms, 0, true);
     e = end_of(key);
-    cw__estimate_end_put(key, e + 80 * ms, 0);
-    assert_int_equal(end_of(key), e + 20 * ms);
+    cw__estimate_end_put(key, 100 * ms, 0, true);
+    assert_int_equal(end_of(key), 4 * e);
+    cw__estimate_end_put(key, 100 * ms, 0, true);
+    assert_true(end_of(key) > 4 * e && end_of(key) <= 100 * ms);
 }
 
 /* Make the fixture's queue's expected wait about `ns`, as a run of waits
  * that long would (the estimate follows each wait by a quarter). */
 static void expect_on_queue(uint64_t ns) {
     for (int i = 0; i < 24; ++i)
-        cw__estimate_put((uintptr_t)host.queue, ns);
+        cw__estimate_put((uintptr_t)host.queue, ns, true);
 }
 
 /*
@@ -1257,7 +1284,7 @@ static void seen_first_waits(struct seen_first_run *r) {
     uintptr_t key = (uintptr_t)r->queue;
     atomic_store(&clshim_device_type, r->type);
     for (int i = 0; i < 24; ++i)
-        cw__estimate_put(key, GATE_US * 1000u);
+        cw__estimate_put(key, GATE_US * 1000u, true);
     r->shares = cw__estimate_shares_cpus(key);
     atomic_store(&clshim_device_type, 0);
     static const cw_parker_ops ops = {counted_park, counted_unpark};
@@ -1342,7 +1369,7 @@ static void gpu_device_counts_no_host_cpus(void **state) {
         clGetDeviceInfo(host.device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL),
         CL_SUCCESS);
     uintptr_t key = (uintptr_t)host.queue;
-    cw__estimate_put(key, 1000);
+    cw__estimate_put(key, 1000, true);
     cpu_set_t set;
     assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
     bool takes_all = (type & CL_DEVICE_TYPE_CPU) && units >= (cl_uint)CPU_COUNT(&set);
@@ -1352,7 +1379,7 @@ static void gpu_device_counts_no_host_cpus(void **state) {
     cl_command_queue gpu = clCreateCommandQueue(host.context, host.device, 0, &err);
     assert_int_equal(err, CL_SUCCESS);
     atomic_store(&clshim_device_type, CL_DEVICE_TYPE_GPU);
-    cw__estimate_put((uintptr_t)gpu, 1000);
+    cw__estimate_put((uintptr_t)gpu, 1000, true);
     bool shares = cw__estimate_shares_cpus((uintptr_t)gpu);
     atomic_store(&clshim_device_type, 0);
     assert_false(shares);
@@ -1382,7 +1409,7 @@ static cl_command_queue counted_queue(cl_device_type type) {
     cl_int err;
     cl_command_queue q = clCreateCommandQueue(host.context, host.device, 0, &err);
     assert_int_equal(err, CL_SUCCESS);
-    cw__estimate_put((uintptr_t)q, 50000);
+    cw__estimate_put((uintptr_t)q, 50000, true);
     atomic_store(&clshim_device_type, type);
     (void)cw__estimate_shares_cpus((uintptr_t)q);
     atomic_store(&clshim_device_type, 0);
@@ -1512,7 +1539,7 @@ static void late_waits_read_no_load(void **state) {
     }
     assert_true(drv_late(d, 50000));
     for (int i = 0; i < 24; ++i)
-        cw__estimate_put((uintptr_t)gpu, 50000);
+        cw__estimate_put((uintptr_t)gpu, 50000, true);
     /* Past auto's view of the CPUs and the load (re-read every 50 ms). */
     cw_test_sleep_us(60000);
     long reads = auto_wait_reads(gpu);
@@ -1544,6 +1571,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(short_wait_after_long_one_is_not_late),
     cmocka_unit_test(estimate_recovers_after_one_long_wait),
     cmocka_unit_test(estimate_kept_while_other_queues_come_and_go),
+    cmocka_unit_test(estimate_rises_at_once_to_a_longer_kernel),
     cmocka_unit_test(end_estimate_comes_down_to_the_end),
     cmocka_unit_test(failure_reported_within_the_bound_of_a_long_expected_wait),
     cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),

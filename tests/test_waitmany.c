@@ -338,7 +338,7 @@ static void waits_on_commands_expected_long_make_no_check(void **state) {
     assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
     for (int all = 0; all < 2; ++all) {
         for (int i = 0; i < 24; ++i)
-            cw__estimate_put((uintptr_t)host.queue, 1000000000u);
+            cw__estimate_put((uintptr_t)host.queue, 1000000000u, true);
         struct later gate = {.ev = user_event(), .delay_us = 30000, .status = CL_COMPLETE};
         cl_event ev[2];
         assert_int_equal(cwh_saxpy_enqueue(&host, &sx, 1.0f, 1, &gate.ev, &ev[0]), CL_SUCCESS);
