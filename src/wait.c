@@ -16,11 +16,13 @@
 #include "table.h"
 #include "ways.h"
 
-/* A fixed strategy's choice: its row's, the plan's spin budget. */
+/* A fixed strategy's choice: its row's, the plan's spin budget; its waits
+ * raise the queue's estimates as auto's do (estimate.c). */
 static cw__choice fixed_choice(const cw__plan *p) {
     cw__choice c = {.way = p->spin_ns ? CW__WAY_SPIN_PARK : CW__WAY_PARK,
                     .spin_ns = p->spin_ns,
                     .plan_ns = p->expected_ns,
+                    .rise = true,
                     .why = "the strategy's own way"};
     return c;
 }

@@ -788,6 +788,30 @@ static void expect_on_queue(uint64_t ns) {
         cw__estimate_put((uintptr_t)host.queue, ns, true);
 }
 
+/* Every strategy that keeps an estimate raises it at once after a wait
+ * over twice it, auto and the fixed ones alike: a queue whose waits took
+ * 20 ms, then one of 60 ms (followed by a quarter, the estimate would be
+ * 30 ms unless that wait took over 120 ms). */
+static void every_strategy_raises_its_estimate_at_once(void **state) {
+    (void)state;
+    const uint64_t ms = 1000000u;
+    cwh_saxpy sx;
+    assert_int_equal(cwh_saxpy_init(&host, &sx, 1024), CL_SUCCESS);
+    FOR_EACH_STRATEGY(s) {
+        if (!cw__strategy_row_of(s)->estimates)
+            continue;
+        expect_on_queue(20 * ms);
+        cw_wait_options o = {.strategy = s};
+        uint64_t total;
+        gated_wait_ns(&sx, o, 60000, CL_COMPLETE, CW_OK, &total);
+        uint64_t e = cw__estimate_get((uintptr_t)host.queue);
+        printf("%s: a 20 ms estimate after a %.1f ms wait: %.1f ms\n", cw_strategy_name(s),
+               total / 1e6, e / 1e6);
+        assert_true(e >= 45 * ms);
+    }
+    cwh_saxpy_free(&sx);
+}
+
 /*
  * With the default interval, a wait expected to be long makes its first
  * check only after twice its expected wait: a failure is then reported
@@ -1572,6 +1596,7 @@ static const struct CMUnitTest wait_tests[] = {
     cmocka_unit_test(estimate_recovers_after_one_long_wait),
     cmocka_unit_test(estimate_kept_while_other_queues_come_and_go),
     cmocka_unit_test(estimate_rises_at_once_to_a_longer_kernel),
+    cmocka_unit_test(every_strategy_raises_its_estimate_at_once),
     cmocka_unit_test(end_estimate_comes_down_to_the_end),
     cmocka_unit_test(failure_reported_within_the_bound_of_a_long_expected_wait),
     cmocka_unit_test(no_check_wakeup_on_a_command_expected_long),
